@@ -1,0 +1,135 @@
+"""The SIMT executor: runs a grid on the simulated GPU, one wave of resident
+blocks at a time, every instruction applied to all threads that execute it
+in one numpy operation.
+
+The one idea: every resident thread is an element of flat arrays (see
+state.py), and the scheduler always runs the basic block at the *lowest*
+pending pc for all threads waiting there. Divergent threads therefore
+reconverge at the first pc they share (the join after an if/else, the exit
+of a loop), converged code runs as wide vector operations, and a thread at
+a barrier is parked until its block arrives. When nothing is runnable and
+parked threads cannot be released, the block is deadlocked and reported.
+
+Blocks are placed on SMs and warp slots by the occupancy rules of the device
+model, round-robin over SMs as hardware distributes them; a grid larger
+than one wave runs in successive waves. What it deliberately does not do:
+model timing, caches or memory ordering between threads of a wave (all
+memory operations happen in one global order, which is one legal outcome).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind, KernelFault
+from gpudbg.sim.memory import AccessFault, GenericAddressing, SegmentedMemory, Space
+from gpudbg.sim.ops.control import LaneFault
+from gpudbg.sim.state import EXITED, PARKED
+from gpudbg.sim.wave import LaunchResources, WaveExecution, build_waves, local_size_for
+
+DEFAULT_BUDGET = 1 << 34
+
+
+@dataclass
+class LaunchStats:
+    thread_instructions: int
+    waves: int
+    blocks_per_sm: int
+    steps: int
+    cycles: int
+
+
+def instruction_budget(gpu) -> int:
+    env = os.environ.get("GPUDBG_INSTRUCTION_BUDGET")
+    if env:
+        return int(env)
+    b = getattr(gpu, "instruction_budget", None)
+    if b:
+        return int(b)
+    return int(getattr(gpu.model, "instruction_budget", DEFAULT_BUDGET) or DEFAULT_BUDGET)
+
+
+def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
+                observer=None) -> LaunchStats:
+    """Run a whole grid to completion, or raise KernelFault."""
+    grid = tuple(int(g) for g in grid)
+    block = tuple(int(b) for b in block)
+    budget = instruction_budget(gpu)
+    total = 0
+    steps = 0
+    cycles = 0
+    plan = build_waves(gpu.model, function, grid, block, shared_bytes)
+    res = LaunchResources(plan, function, shared_bytes, local_size_for(gpu, function))
+    with np.errstate(all="ignore"):
+        for wave_blocks in plan.waves:
+            X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
+                              wave_blocks, plan, budget - total, res)
+            X.observer = observer
+            try:
+                run_wave(X)
+            finally:
+                total += X.thread_instructions
+                steps += X.steps
+                cycles += X.cycles
+                gpu_clock_advance(gpu, X.cycles)
+                X.flush_printf()
+    return LaunchStats(total, len(plan.waves), plan.blocks_per_sm, steps, cycles)
+
+
+def gpu_clock_advance(gpu, cycles: int) -> None:
+    gpu.clock_cycles = getattr(gpu, "clock_cycles", 0) + int(cycles)
+
+
+def run_wave(X: WaveExecution) -> None:
+    code = X.program.code
+    leader = X.program.leader
+    while True:
+        sched = X.sched
+        m = sched.min()
+        if m >= PARKED:
+            if m >= EXITED:
+                return
+            if X.release_barriers(final=True):
+                continue
+            raise KernelFault(X.deadlock_report())
+        if sched.max() == m:
+            idx = None
+        else:
+            idx = np.flatnonzero(sched == m)
+        pc = int(m)
+        nsel = X.n if idx is None else len(idx)
+        sel = idx
+        executed = 0
+        try:
+            while True:
+                c = code[pc]
+                b = c.built
+                executed += 1
+                if b.run is not None:
+                    sel = idx if c.guard is None else c.guard(X, idx)
+                    if sel is None or len(sel):
+                        b.run(X, sel)
+                    pc += 1
+                    if leader[pc]:
+                        X.set_pc(idx, pc)
+                        break
+                    continue
+                if c.guard is None:
+                    sel = idx
+                    b.control(X, idx, pc)
+                else:
+                    take, skip = X.split_guard(c, idx)
+                    if skip is not None and len(skip):
+                        X.set_pc(skip, pc + 1)
+                    sel = take
+                    if take is None or len(take):
+                        b.control(X, take, pc)
+                break
+        except (AccessFault, LaneFault) as e:
+            X.count_work(nsel, executed)
+            raise KernelFault(X.fault_report(e, pc, sel)) from None
+        X.count_work(nsel, executed)
+        if X.thread_instructions > X.budget:
+            raise KernelFault(X.budget_report(pc))

@@ -1,0 +1,12 @@
+"""The simulator's instruction set: importing this package registers every
+op builder (see base.py for the registry and the operand model)."""
+from gpudbg.sim.ops import (  # noqa: F401  (imported for registration)
+    arithmetic,
+    compare,
+    control,
+    logic,
+    memory_ops,
+    moves,
+    warp,
+)
+from gpudbg.sim.ops.base import registry  # noqa: F401

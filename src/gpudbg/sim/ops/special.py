@@ -1,0 +1,104 @@
+"""Special registers (%tid, %laneid, %clock64, ...): readers over the wave's
+layout arrays and the launch's uniform values.
+
+Per-thread registers index the layout arrays; uniform ones (%ntid, %nctaid,
+%nsmid, %gridid) are numpy scalars that broadcast. Clocks read the
+simulated device clock, which advances with executed work, so they are
+monotonic and repeatable rather than tied to host time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpudbg.ptx import ir
+from gpudbg.sim.ops.base import UnsupportedInstruction
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+
+
+def _per_thread(get):
+    def read(X, idx):
+        a = get(X)
+        return a if idx is None else a[idx]
+    return read
+
+
+def _lanemask(kind):
+    def get(X):
+        lane = X.layout.lane.astype(np.uint64)
+        one = np.uint64(1)
+        if kind == "eq":
+            m = one << lane
+        elif kind == "lt":
+            m = (one << lane) - one
+        elif kind == "le":
+            m = (one << (lane + one)) - one
+        elif kind == "gt":
+            m = ~((one << (lane + one)) - one)
+        else:  # ge
+            m = ~((one << lane) - one)
+        return (m & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+    return get
+
+
+def special_reader(tc, sreg: ir.SpecialRegister):
+    name, comp = sreg.name, sreg.component
+    axis = _AXES.get(comp) if comp is not None else None
+    if name == "%tid":
+        return _per_thread(lambda X: X.layout.tid[axis])
+    if name == "%ctaid":
+        return _per_thread(lambda X: X.layout.ctaid[axis])
+    if name == "%ntid":
+        return lambda X, idx: np.uint32(X.block_dim[axis])
+    if name == "%nctaid":
+        return lambda X, idx: np.uint32(X.grid_dim[axis])
+    if name == "%laneid":
+        return _per_thread(lambda X: X.layout.lane)
+    if name == "%warpid":
+        return _per_thread(lambda X: X.layout.warp)
+    if name == "%nwarpid":
+        return lambda X, idx: np.uint32(X.model.warp_slots_per_sm)
+    if name == "%smid":
+        return _per_thread(lambda X: X.layout.sm)
+    if name == "%nsmid":
+        return lambda X, idx: np.uint32(X.model.sm_count)
+    if name == "%gridid":
+        return lambda X, idx: np.uint64(X.grid_id)
+    if name.startswith("%lanemask_"):
+        return _per_thread(_lanemask(name[len("%lanemask_"):]))
+    if name == "%clock":
+        return lambda X, idx: np.uint32(X.clock() & 0xFFFFFFFF)
+    if name == "%clock_hi":
+        return lambda X, idx: np.uint32(X.clock() >> 32)
+    if name == "%clock64":
+        return lambda X, idx: np.uint64(X.clock())
+    if name == "%globaltimer":
+        return lambda X, idx: np.uint64(X.globaltimer())
+    if name == "%globaltimer_lo":
+        return lambda X, idx: np.uint32(X.globaltimer() & 0xFFFFFFFF)
+    if name == "%globaltimer_hi":
+        return lambda X, idx: np.uint32(X.globaltimer() >> 32)
+    if name.startswith("%envreg"):
+        k = int(name[len("%envreg"):])
+        return lambda X, idx: np.uint32(X.envregs[k])
+    if name == "%dynamic_smem_size":
+        return lambda X, idx: np.uint32(X.dynamic_shared)
+    if name == "%total_smem_size":
+        return lambda X, idx: np.uint32(X.shared_per_block)
+    if name.startswith("%pm"):
+        return lambda X, idx: np.uint32(0)
+    if name in ("%is_explicit_cluster",):
+        return lambda X, idx: np.bool_(False)
+    if name in ("%clusterid", "%cluster_ctaid"):
+        if name == "%cluster_ctaid":
+            return lambda X, idx: np.uint32(0)
+        return _per_thread(lambda X: X.layout.ctaid[axis])
+    if name in ("%nclusterid",):
+        return lambda X, idx: np.uint32(X.grid_dim[axis])
+    if name in ("%cluster_nctaid",):
+        return lambda X, idx: np.uint32(1)
+    if name in ("%cluster_ctarank",):
+        return lambda X, idx: np.uint32(0)
+    if name in ("%cluster_nctarank",):
+        return lambda X, idx: np.uint32(1)
+    raise UnsupportedInstruction(f"special register {name}{'.' + comp if comp else ''} is not supported")

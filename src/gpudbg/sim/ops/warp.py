@@ -1,0 +1,218 @@
+"""Warp-level instructions: shfl.sync, vote.sync, match.sync, redux.sync,
+activemask.
+
+Threads that execute one of these together are the threads the scheduler
+selected at this pc, which for a warp are its converged lanes. Per-warp
+results come from bincount / ufunc.at over the warp number `slot // 32`
+(padding lanes make every warp exactly 32 slots), so no loop runs per warp
+or per lane. A source lane outside the executing set supplies whatever its
+register holds, as undefined-behaviour PTX allows.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpudbg.ptx import ir
+from gpudbg.ptx.types import PTX_TYPES
+from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
+
+U32 = PTX_TYPES["u32"]
+PRED = PTX_TYPES["pred"]
+WARP = 32
+
+
+def _slots(X, idx):
+    return X.all_slots if idx is None else idx
+
+
+def _lane_bits(X, slots):
+    return (np.uint64(1) << (slots & 31).astype(np.uint64))
+
+
+def _per_warp_or(X, slots, bits):
+    """OR of `bits` (uint64, < 2**32) over the lanes of each warp,
+    returned per element of slots."""
+    w = slots >> 5
+    sums = np.bincount(w, weights=bits.astype(np.float64), minlength=X.n // WARP)
+    return sums.astype(np.uint64)[w].astype(np.uint32)
+
+
+def _member(X, idx, mreader):
+    if mreader is None:
+        return None
+    return np.broadcast_to(np.asarray(mreader(X, idx)).astype(np.uint32), (X.count(idx),))
+
+
+@op("activemask")
+def build_activemask(inst, tc) -> Built:
+    m = Mods(inst)
+    m.types()
+    m.finish()
+    d = tc.writer(inst.operands[0])
+
+    def run(X, idx):
+        s = _slots(X, idx)
+        d(X, idx, _per_warp_or(X, s, _lane_bits(X, s)))
+    return Built(run)
+
+
+@op("vote")
+def build_vote(inst, tc) -> Built:
+    m = Mods(inst)
+    m.flag("sync")
+    mode = m.take("all", "any", "uni", "ballot")
+    m.types()
+    m.finish()
+    if mode is None:
+        raise UnsupportedInstruction("vote needs .all/.any/.uni/.ballot")
+    d = tc.writer(inst.operands[0])
+    p = tc.reader(inst.operands[1], PRED)
+    mreader = tc.reader(inst.operands[2], U32) if len(inst.operands) > 2 else None
+
+    def run(X, idx):
+        s = _slots(X, idx)
+        bits = _lane_bits(X, s)
+        pv = np.broadcast_to(np.asarray(p(X, idx)), s.shape)
+        ballot = _per_warp_or(X, s, np.where(pv, bits, np.uint64(0)))
+        mem = _member(X, idx, mreader)
+        if mem is not None:
+            ballot = ballot & mem
+        if mode == "ballot":
+            d(X, idx, ballot)
+            return
+        active = _per_warp_or(X, s, bits)
+        if mem is not None:
+            active = active & mem
+        if mode == "all":
+            d(X, idx, ballot == active)
+        elif mode == "any":
+            d(X, idx, ballot != 0)
+        else:
+            d(X, idx, (ballot == active) | (ballot == 0))
+    return Built(run)
+
+
+@op("shfl")
+def build_shfl(inst, tc) -> Built:
+    m = Mods(inst)
+    m.flag("sync")
+    mode = m.take("up", "down", "bfly", "idx")
+    t = m.one_type()
+    m.finish()
+    if mode is None:
+        raise UnsupportedInstruction("shfl needs .up/.down/.bfly/.idx")
+    dst = inst.operands[0]
+    if isinstance(dst, ir.PredicatePair):
+        d, pw = tc.writer(dst.first), tc.writer(dst.second)
+    else:
+        d, pw = tc.writer(dst), None
+    src = inst.operands[1]
+    a_full = tc.reader(src, t)  # read for every slot: sources may be outside idx
+    b = tc.reader(inst.operands[2], U32)
+    c = tc.reader(inst.operands[3], U32)
+
+    def run(X, idx):
+        s = _slots(X, idx)
+        lane = (s & 31).astype(np.int64)
+        bval = np.asarray(b(X, idx)).astype(np.int64) & 31
+        cval = np.asarray(c(X, idx)).astype(np.int64)
+        seg = (cval >> 8) & 31
+        clamp = cval & 31
+        max_lane = (lane & seg) | (clamp & ~seg)
+        min_lane = lane & seg
+        if mode == "up":
+            j = lane - bval
+            ok = j >= max_lane
+        elif mode == "down":
+            j = lane + bval
+            ok = j <= max_lane
+        elif mode == "bfly":
+            j = lane ^ bval
+            ok = j <= max_lane
+        else:
+            j = min_lane | (bval & ~seg)
+            ok = j <= max_lane
+        j = np.where(ok, j, lane)
+        source = (s - (s & 31)) + j
+        full = a_full(X, None)
+        v = full[source] if np.ndim(full) else np.full(len(s), full)
+        d(X, idx, v)
+        if pw is not None:
+            pw(X, idx, np.broadcast_to(ok, s.shape).copy())
+    return Built(run)
+
+
+@op("match")
+def build_match(inst, tc) -> Built:
+    m = Mods(inst)
+    m.flag("sync")
+    mode = m.take("any", "all")
+    t = m.one_type()
+    m.finish()
+    dst = inst.operands[0]
+    if isinstance(dst, ir.PredicatePair):
+        d, pw = tc.writer(dst.first), tc.writer(dst.second)
+    else:
+        d, pw = tc.writer(dst), None
+    a = tc.reader(inst.operands[1], t)
+    mreader = tc.reader(inst.operands[2], U32)
+
+    def run(X, idx):
+        s = _slots(X, idx)
+        v = np.broadcast_to(np.asarray(a(X, idx)), s.shape).astype(np.uint64)
+        w = s >> 5
+        # group lanes by (warp, value)
+        order = np.lexsort((v, w))
+        ws, vs = w[order], v[order]
+        new = np.ones(len(s), dtype=bool)
+        new[1:] = (ws[1:] != ws[:-1]) | (vs[1:] != vs[:-1])
+        gid_sorted = np.cumsum(new) - 1
+        gid = np.empty_like(gid_sorted)
+        gid[order] = gid_sorted
+        bits = _lane_bits(X, s).astype(np.float64)
+        gmask = np.bincount(gid, weights=bits).astype(np.uint64)[gid].astype(np.uint32)
+        mem = _member(X, idx, mreader)
+        gmask = gmask & mem
+        if mode == "any":
+            d(X, idx, gmask)
+            return
+        active = _per_warp_or(X, s, _lane_bits(X, s)) & mem
+        same = gmask == active
+        d(X, idx, np.where(same, active, np.uint32(0)))
+        if pw is not None:
+            pw(X, idx, same)
+    return Built(run)
+
+
+@op("redux")
+def build_redux(inst, tc) -> Built:
+    m = Mods(inst)
+    m.flag("sync")
+    opname = m.take("add", "min", "max", "and", "or", "xor")
+    t = m.one_type()
+    m.finish()
+    d = tc.writer(inst.operands[0])
+    a = tc.reader(inst.operands[1], t)
+    dt = t.dtype
+    ufunc = {"min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
+             "or": np.bitwise_or, "xor": np.bitwise_xor}.get(opname)
+    init = {"min": np.iinfo(dt).max if dt.kind in "ui" else None,
+            "max": np.iinfo(dt).min if dt.kind in "ui" else None,
+            "and": dt.type(-1) if dt.kind == "i" else np.iinfo(dt).max if dt.kind == "u" else None,
+            "or": 0, "xor": 0}.get(opname)
+
+    def run(X, idx):
+        s = _slots(X, idx)
+        v = np.broadcast_to(np.asarray(a(X, idx)), s.shape).astype(dt)
+        w = s >> 5
+        nw = X.n // WARP
+        if opname == "add":
+            acc = np.zeros(nw, dtype=np.uint64)
+            np.add.at(acc, w, v.astype(np.int64).astype(np.uint64))
+            r = acc.astype(dt)
+        else:
+            acc = np.full(nw, init, dtype=dt)
+            ufunc.at(acc, w, v)
+            r = acc
+        d(X, idx, r[w])
+    return Built(run)

@@ -1,0 +1,529 @@
+"""One wave of resident blocks: placement on SMs and warp slots, and the
+execution state every instruction closure receives (the `X` of ops/).
+
+Placement follows the occupancy rules of the device model: blocks per SM
+from threads, registers and shared memory; a wave is `sm_count *
+blocks_per_sm` blocks, dealt to SMs round-robin, each block taking the next
+free warp slots of its SM. The state methods here are the executor's
+mechanisms that instructions invoke: pc updates, calls and returns with
+their stack frames, exits, barrier arrival and release, and fault reports
+with exact coordinates.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpudbg.sim.device_model import occupancy
+from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind
+from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
+from gpudbg.sim.ops.control import LaneFault
+from gpudbg.sim.state import EXITED, PARKED, WaveLayout
+
+WARP = 32
+NBARRIERS = 16
+_EMPTY = np.zeros(0, dtype=np.uint32)
+
+
+@dataclass
+class WavePlan:
+    waves: list  # list of lists of linear block ids
+    blocks_per_sm: int
+    threads_per_block: int
+    slots_per_block: int
+    warps_per_block: int
+
+
+def build_waves(model, function, grid, block, shared_bytes) -> WavePlan:
+    threads = block[0] * block[1] * block[2]
+    nblocks = grid[0] * grid[1] * grid[2]
+    per_sm = occupancy(model, threads, function.num_regs, function.static_shared + shared_bytes)
+    per_sm = max(1, per_sm)
+    cap = model.sm_count * per_sm
+    waves = [list(range(s, min(s + cap, nblocks))) for s in range(0, nblocks, cap)]
+    wpb = (threads + WARP - 1) // WARP
+    return WavePlan(waves, per_sm, threads, wpb * WARP, wpb)
+
+
+def _layout(model, plan: WavePlan, grid, block, wave_blocks, cache: dict | None = None) -> WaveLayout:
+    """Per-slot coordinates, built from one block's pattern tiled over the
+    wave (memory copies rather than arithmetic over every slot); only the
+    block indices differ between equally sized waves of a launch."""
+    nb = len(wave_blocks)
+    lin = np.asarray(wave_blocks, dtype=np.int64)
+    gx, gy = grid[0], grid[1]
+    bxs, bys, bzs = lin % gx, (lin // gx) % gy, lin // (gx * gy)
+    bid = list(zip(bxs.tolist(), bys.tolist(), bzs.tolist()))
+    spb = plan.slots_per_block
+    ctaid = tuple(np.repeat(a.astype(np.uint32), spb) for a in (bxs, bys, bzs))
+    if cache is not None and nb in cache:
+        base = cache[nb]
+        return WaveLayout(base.nthreads, base.block_of, base.tid, ctaid, base.sm, base.warp, base.lane,
+                          base.valid, bid, base.block_sm, base.threads_per_block, spb, base.linear_tid)
+    out = _static_layout(model, plan, block, nb, ctaid, bid)
+    if cache is not None:
+        cache[nb] = out
+    return out
+
+
+def _static_layout(model, plan, block, nb, ctaid, bid) -> WaveLayout:
+    spb = plan.slots_per_block
+    n = nb * spb
+    t = np.arange(spb, dtype=np.int64)
+    bx, by = block[0], block[1]
+    pattern_valid = t < plan.threads_per_block
+    tid = tuple(np.tile(a.astype(np.uint32), nb) for a in (t % bx, (t // bx) % by, t // (bx * by)))
+    lane = np.tile((t % WARP).astype(np.uint32), nb)
+    valid = np.tile(pattern_valid, nb)
+    local_block = np.arange(nb)
+    block_sm = (local_block % model.sm_count).astype(np.uint32)
+    warp_base = ((local_block // model.sm_count) * plan.warps_per_block).astype(np.uint32)
+    block_of = np.repeat(local_block, spb)
+    sm = np.repeat(block_sm, spb)
+    warp = np.repeat(warp_base, spb) + np.tile((t // WARP).astype(np.uint32), nb)
+    linear_tid = np.tile(t, nb)
+    return WaveLayout(n, block_of, tid, ctaid, sm, warp, lane, valid, bid, block_sm,
+                      plan.threads_per_block, spb, linear_tid)
+
+
+class LaunchResources:
+    """Arrays and memories sized for the largest wave of a launch, reused by
+    every wave so that later waves do not pay for fresh pages. Like real
+    hardware, a new block finds registers, shared and local memory as the
+    previous occupant left them (deterministically)."""
+
+    def __init__(self, plan: WavePlan, function, shared_bytes: int, local_size: int):
+        nmax = max(len(w) for w in plan.waves) * plan.slots_per_block if plan.waves else 0
+        nb = max((len(w) for w in plan.waves), default=0)
+        shared = function.static_shared + int(shared_bytes)
+        self.smem = SegmentedMemory(Space.SHARED, max(nb, 1), max(shared, 1))
+        self.smem.limits[:] = shared
+        self.lmem = SegmentedMemory(Space.LOCAL, max(nmax, 1), max(local_size, 1))
+        self.lmem.limits[:] = local_size
+        self._arrays: dict = {}
+        self.layouts: dict = {}
+
+    def zeros(self, key, shape, dtype) -> np.ndarray:
+        dtype = np.dtype(dtype)
+        a = self._arrays.get(key)
+        if a is None or a.shape != shape or a.dtype != dtype:
+            a = np.zeros(shape, dtype=dtype)
+            self._arrays[key] = a
+        else:
+            a.fill(0)
+        return a
+
+    def reuse(self, key, shape, dtype) -> np.ndarray:
+        """Like zeros, but keeps the previous wave's contents."""
+        dtype = np.dtype(dtype)
+        a = self._arrays.get(key)
+        if a is None or a.shape[1:] != shape[1:] or a.shape[0] < shape[0] or a.dtype != dtype:
+            a = np.zeros(shape, dtype=dtype)
+            self._arrays[key] = a
+        return a[:shape[0]]
+
+
+def device_heap(gpu):
+    """The GPU's device-malloc heap, carved on first use as CUDA does."""
+    heap = getattr(gpu, "heap", None)
+    if heap is None:
+        from gpudbg.sim.memory import DeviceHeap
+        size = int(getattr(gpu, "malloc_heap_size", None) or gpu.model.malloc_heap_size)
+        heap = gpu.heap = DeviceHeap(gpu.memory, size=size)
+    return heap
+
+
+def local_size_for(gpu, function) -> int:
+    prog = function.program
+    limit = int(getattr(gpu, "stack_size", None) or getattr(gpu.model, "default_stack_size", 1024))
+    return max(function.local_size, limit if prog.recursive & prog.reachable(function.name) else 0)
+
+
+class WaveExecution:
+    """Architectural state of one wave plus the mechanisms ops invoke."""
+
+    def __init__(self, gpu, function, grid, block, shared_bytes, params, grid_id,
+                 wave_blocks, plan: WavePlan, budget: int, res: LaunchResources):
+        self.gpu = gpu
+        self.function = function
+        self.program = function.program
+        self.model = gpu.model
+        self.grid_dim = grid
+        self.block_dim = block
+        self.grid_id = grid_id
+        self.kparams = bytes(params)
+        self.kparam_offsets = {p.name: p.offset for p in function.params}
+        self.dynamic_shared = int(shared_bytes)
+        self.shared_per_block = function.static_shared + int(shared_bytes)
+        self.shared_symbols = function.shared_layout
+        self.envregs = [0] * 32
+        self.on_brkpt = None
+        self.observer = None
+        self.budget = budget
+        self.thread_instructions = 0
+        self.steps = 0
+        self.cycles = 0
+        self.cycle_base = int(getattr(gpu, "clock_cycles", 0))
+        self.printf_out: list[str] = []
+        L = self.layout = _layout(self.model, plan, grid, block, wave_blocks, res.layouts)
+        self.plan = plan
+        n = self.n = L.nthreads
+        self.all_slots = np.arange(n, dtype=np.int64)
+        prog = self.program
+        reach = prog.reachable(function.name)
+        self.regs = [res.reuse(("r", k), (n,), dt) if prog.reg_names[k][0] in reach else _EMPTY
+                     for k, dt in enumerate(prog.reg_dtypes)]
+        entry = prog.functions[function.name].entry_pc
+        self.sched = np.where(L.valid, np.int64(entry), EXITED).astype(np.int64)
+        self.park_pc = np.zeros(n, dtype=np.int64)
+        self.depth = res.zeros("depth", (n,), np.int64)
+        self.max_depth = prog.max_call_depth(function.name, self.stack_limit())
+        self.ret_stack = res.reuse("ret", (max(self.max_depth, 1), n), np.int64) if self.max_depth > 1 else \
+            np.zeros((1, n), dtype=np.int64)
+        self.sp = res.zeros("sp", (n,), np.uint64)
+        self.params = {name: res.reuse(("p", name), (n, max(size, 1)), np.uint8)
+                       for name, size in prog.param_vars.items()}
+        self.carry = res.zeros("carry", (n,), np.uint32)
+        nb = len(wave_blocks)
+        self.block_live = np.bincount(L.block_of[L.valid], minlength=nb).astype(np.int64)
+        self.bar_wait = np.full(n, -1, dtype=np.int64)
+        self.bar_arrivals = np.zeros((nb, NBARRIERS), dtype=np.int64)
+        self.bar_expected = np.zeros((nb, NBARRIERS), dtype=np.int64)
+        self.bar_redsum = np.zeros((nb, NBARRIERS), dtype=np.int64)
+        self.gmem = gpu.memory
+        self.smem = res.smem
+        self.local_size = local_size_for(gpu, function)
+        self.lmem = res.lmem
+        self.generic = GenericAddressing(self.gmem, self.smem, self.lmem)
+        self._wave_blocks = wave_blocks
+
+    # ------------------------------------------------------------ basics
+    @property
+    def heap(self):
+        return device_heap(self.gpu)
+
+    def count(self, idx) -> int:
+        return self.n if idx is None else len(idx)
+
+    def stack_limit(self) -> int:
+        return int(getattr(self.gpu, "stack_size", None) or getattr(self.model, "default_stack_size", 1024))
+
+    def is_register(self, value) -> bool:
+        return any(value is r for r in self.regs)
+
+    def block_segments(self, idx):
+        b = self.layout.block_of
+        return b if idx is None else b[idx]
+
+    def thread_segments(self, idx):
+        return self.all_slots if idx is None else idx
+
+    def set_pc(self, idx, target) -> None:
+        if idx is None:
+            if np.ndim(target):
+                self.sched[:] = target
+            else:
+                self.sched.fill(target)
+        else:
+            self.sched[idx] = target
+
+    def split_guard(self, c, idx):
+        k, neg = c.guard_reg, c.guard_neg
+        p = self.regs[k]
+        sel = p if idx is None else p[idx]
+        if neg:
+            sel = ~sel
+        base = self.all_slots if idx is None else idx
+        return base[sel], base[~sel]
+
+    def count_work(self, nsel: int, executed: int) -> None:
+        self.thread_instructions += nsel * executed
+        self.steps += 1
+        self.cycles += executed
+
+    # ------------------------------------------------------------ time
+    def clock(self) -> int:
+        return self.cycle_base + self.cycles
+
+    def globaltimer(self) -> int:
+        khz = getattr(self.model, "clock_rate_khz", 1_980_000)
+        return int(self.clock() * 1_000_000 // khz)
+
+    def advance_clock_ns(self, ns: int) -> None:
+        khz = getattr(self.model, "clock_rate_khz", 1_980_000)
+        self.cycles += int(ns) * khz // 1_000_000
+
+    # ------------------------------------------------------------ exits
+    def exit_threads(self, idx) -> None:
+        slots = self.all_slots if idx is None else idx
+        self.sched[slots] = EXITED
+        self.block_live -= np.bincount(self.layout.block_of[slots], minlength=len(self.block_live))
+        if (self.bar_arrivals > 0).any():
+            self.release_barriers()
+
+    # ------------------------------------------------------------ calls
+    def call_threads(self, idx, pc: int, info, arg_src) -> None:
+        slots = self.all_slots if idx is None else idx
+        prog = self.program
+        caller = prog.function_list[prog.function_of_pc[pc]]
+        depth = self.depth[slots]
+        new_sp = self.sp[slots] + np.uint64(caller.frame_size)
+        over = (new_sp + np.uint64(info.frame_size) > np.uint64(self.local_size)) | (depth + 1 > self.max_depth)
+        if over.any():
+            bad = int(np.flatnonzero(over)[0])
+            raise LaneFault(CUDBGException.CUDBG_EXCEPTION_LANE_USER_STACK_OVERFLOW,
+                            f"call stack overflow calling {info.name}: the thread needs more than its "
+                            f"{self.local_size}-byte stack (call depth {int(depth[bad]) + 1})", bad)
+        if info.name in prog.recursive:
+            self._save_frame(slots, info, new_sp)
+        for i, pname in enumerate(info.param_names):
+            src = arg_src[i]
+            dst = self.params[pname]
+            if src[0] == "param":
+                s = self.params[src[1]]
+                w = min(s.shape[1], dst.shape[1])
+                dst[slots, :w] = s[slots, :w]
+            else:
+                v = np.broadcast_to(np.asarray(src[1](self, idx)).astype(src[2]), (len(slots),))
+                raw = np.ascontiguousarray(v).view(np.uint8).reshape(len(slots), -1)
+                w = min(raw.shape[1], dst.shape[1])
+                dst[slots, :w] = raw[:, :w]
+        self.ret_stack[depth, slots] = pc + 1
+        self.depth[slots] = depth + 1
+        self.sp[slots] = new_sp
+        self.set_pc(slots if idx is not None else None, info.entry_pc)
+
+    def _save_frame(self, slots, info, sp) -> None:
+        """A recursive function's registers and parameters are saved in its
+        own frame (the callee-saved area after its locals) so the nested
+        activation cannot clobber the outer one."""
+        off = sp + np.uint64(info.save_offset)
+        for k in self.program.registers_of(info.name):
+            a = self.regs[k]
+            dt = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
+            self.lmem.store(slots, off, a[slots].astype(dt), dt)
+            off = off + np.uint64(8)
+        for name in info.param_names + info.return_names:
+            store = self.params[name]
+            w = store.shape[1]
+            words = (w + 7) // 8
+            raw = np.zeros((len(slots), words * 8), dtype=np.uint8)
+            raw[:, :w] = store[slots]
+            self.lmem.store(slots, off, raw.view(np.uint64), np.dtype(np.uint64), words) if words > 1 else \
+                self.lmem.store(slots, off, raw.view(np.uint64)[:, 0], np.dtype(np.uint64))
+            off = off + np.uint64(8 * words)
+
+    def _restore_frame(self, slots, info, sp) -> None:
+        off = sp + np.uint64(info.save_offset)
+        for k in self.program.registers_of(info.name):
+            a = self.regs[k]
+            dt = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
+            a[slots] = self.lmem.load(slots, off, dt).astype(a.dtype)
+            off = off + np.uint64(8)
+        for name in info.param_names:
+            store = self.params[name]
+            w = store.shape[1]
+            words = (w + 7) // 8
+            v = self.lmem.load(slots, off, np.dtype(np.uint64), words) if words > 1 else \
+                self.lmem.load(slots, off, np.dtype(np.uint64))
+            store[slots] = np.ascontiguousarray(v).reshape(len(slots), -1).view(np.uint8)[:, :w]
+            off = off + np.uint64(8 * words)
+
+    def return_threads(self, idx) -> None:
+        slots = self.all_slots if idx is None else idx
+        depth = self.depth[slots]
+        top = depth == 0
+        if top.all():
+            self.exit_threads(idx)
+            return
+        if top.any():
+            self.exit_threads(slots[top])
+            slots, depth = slots[~top], depth[~top]
+        prog = self.program
+        d = depth - 1
+        targets = self.ret_stack[d, slots]
+        callee = prog.function_list[prog.function_of_pc[int(self.sched[slots[0]])]]
+        for t in np.unique(targets):
+            sub = slots[targets == t]
+            call = prog.code[int(t) - 1]
+            for mine, theirs in zip(callee.return_names, call.built.info.get("returns", [])):
+                if theirs is None:
+                    continue
+                src, dst = self.params[mine], self.params[theirs]
+                w = min(src.shape[1], dst.shape[1])
+                dst[sub, :w] = src[sub, :w]
+            if callee.name in prog.recursive:
+                self._restore_frame(sub, callee, self.sp[sub])
+            caller = prog.function_list[prog.function_of_pc[int(t) - 1]]
+            self.sp[sub] = self.sp[sub] - np.uint64(caller.frame_size)
+            self.sched[sub] = t
+        self.depth[slots] = d
+
+    # ------------------------------------------------------------ barriers
+    def barrier_arrive(self, idx, pc, ids, counts, wait: bool, preds) -> None:
+        slots = self.all_slots if idx is None else idx
+        nb = len(self.block_live)
+        blocks = self.layout.block_of[slots]
+        ids = np.broadcast_to(np.asarray(ids, dtype=np.int64), slots.shape)
+        if (ids >= NBARRIERS).any():
+            bad = int(np.flatnonzero(ids >= NBARRIERS)[0])
+            raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION,
+                            f"barrier id {int(ids[bad])} is out of range 0..15", bad)
+        for bid in np.unique(ids):
+            sel = ids == bid
+            bl = blocks[sel]
+            self.bar_arrivals[:, bid] += np.bincount(bl, minlength=nb)
+            if counts is not None:
+                c = np.broadcast_to(np.asarray(counts, dtype=np.int64), slots.shape)[sel]
+                self.bar_expected[bl, bid] = c
+            if preds is not None:
+                pv = np.broadcast_to(np.asarray(preds), slots.shape)[sel]
+                self.bar_redsum[:, bid] += np.bincount(bl, weights=pv.astype(np.float64), minlength=nb).astype(np.int64)
+        if wait:
+            self.sched[slots] = PARKED
+            self.park_pc[slots] = pc + 1
+            self.bar_wait[slots] = ids
+        else:
+            self.sched[slots] = pc + 1
+        self.release_barriers()
+
+    def release_barriers(self, final: bool = False) -> bool:
+        released_any = False
+        for bid in np.flatnonzero(self.bar_arrivals.any(axis=0)):
+            arr = self.bar_arrivals[:, bid]
+            exp = np.where(self.bar_expected[:, bid] > 0, self.bar_expected[:, bid], self.block_live)
+            complete = (arr > 0) & (arr >= exp)
+            if not complete.any():
+                continue
+            waiting = (self.sched == PARKED) & (self.bar_wait == bid) & complete[self.layout.block_of]
+            rel = np.flatnonzero(waiting)
+            if len(rel):
+                self._bar_red_results(rel, bid, arr)
+                self.sched[rel] = self.park_pc[rel]
+                self.bar_wait[rel] = -1
+                released_any = True
+            self.bar_arrivals[complete, bid] = 0
+            self.bar_expected[complete, bid] = 0
+            self.bar_redsum[complete, bid] = 0
+        return released_any
+
+    def _bar_red_results(self, rel, bid, arrivals) -> None:
+        pcs = self.park_pc[rel] - 1
+        for p in np.unique(pcs):
+            c = self.program.code[int(p)]
+            info = c.built.info
+            if info.get("mode") != "red":
+                continue
+            sub = rel[pcs == p]
+            blocks = self.layout.block_of[sub]
+            s = self.bar_redsum[blocks, bid]
+            a = arrivals[blocks]
+            if info["redop"] == "popc":
+                v = s.astype(np.uint32)
+            elif info["redop"] == "and":
+                v = s == a
+            else:
+                v = s > 0
+            info["dest"](self, sub, v)
+
+    # ------------------------------------------------------------ printf & strings
+    def thread_order_key(self, slots):
+        """Sort key putting threads in (block, thread) order, as device
+        printf output appears."""
+        linear_block = np.asarray(self._wave_blocks, dtype=np.int64)[self.layout.block_of[slots]]
+        return linear_block * (1 << 20) + self.layout.linear_tid[slots]
+
+    def emit_printf(self, text: str) -> None:
+        self.printf_out.append(text)
+
+    def flush_printf(self) -> None:
+        if self.printf_out:
+            sink = getattr(self.gpu, "printf_buffer", None)
+            if sink is not None:
+                sink.extend(self.printf_out)
+            self.printf_out = []
+
+    def read_generic(self, slot: int, addr: int, nbytes: int) -> bytes:
+        from gpudbg.sim.memory import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
+        if SHARED_WINDOW_BASE <= addr < SHARED_WINDOW_BASE + WINDOW_SIZE:
+            return bytes(self.smem.read(int(self.layout.block_of[slot]), addr - SHARED_WINDOW_BASE, nbytes))
+        if LOCAL_WINDOW_BASE <= addr < LOCAL_WINDOW_BASE + WINDOW_SIZE:
+            return bytes(self.lmem.read(slot, addr - LOCAL_WINDOW_BASE, nbytes))
+        return bytes(self.gmem.read(addr, nbytes))
+
+    def read_cstring(self, slot: int, addr: int, limit: int = 4096) -> str:
+        out = bytearray()
+        while len(out) < limit:
+            chunk = self.read_generic(slot, addr + len(out), 1)
+            if chunk == b"\0":
+                break
+            out += chunk
+        return out.decode("utf-8", errors="replace")
+
+    def block_idx_of(self, slot: int):
+        c = self.layout.ctaid
+        return (int(c[0][slot]), int(c[1][slot]), int(c[2][slot]))
+
+    def thread_idx_of(self, slot: int):
+        t = self.layout.tid
+        return (int(t[0][slot]), int(t[1][slot]), int(t[2][slot]))
+
+    # ------------------------------------------------------------ reports
+    def _report(self, kind, message, pc, slot, **extra) -> FaultReport:
+        prog = self.program
+        c = prog.code[pc] if 0 <= pc < len(prog.code) else None
+        inst = c.inst if c else None
+        li = inst.line_info if inst else None
+        src_file = prog.module.files.get(li.file_index) if li else None
+        L = self.layout
+        coords = {}
+        if slot is not None:
+            coords = dict(block=self.block_idx_of(slot), thread=self.thread_idx_of(slot),
+                          sm=int(L.sm[slot]), warp=int(L.warp[slot]), lane=int(L.lane[slot]))
+        return FaultReport(
+            kind=kind, message=message, kernel=self.function.name,
+            function=c.function if c else self.function.name, pc=prog.code_address(pc),
+            instruction=inst.text if inst else "", ptx_line=inst.loc.line if inst else None,
+            ptx_file=inst.loc.file if inst else None, source_file=src_file,
+            source_line=li.line if li else None, grid_id=self.grid_id, **coords, **extra)
+
+    def fault_report(self, e, pc: int, sel) -> FaultReport:
+        lane = max(int(getattr(e, "lane", 0) or 0), 0)
+        slot = int(sel[lane]) if sel is not None and len(sel) else lane
+        space = getattr(e, "space", None)
+        return self._report(e.kind, e.message, pc, slot, address=getattr(e, "address", None),
+                            access_size=getattr(e, "size", None),
+                            space=space.value if hasattr(space, "value") else space)
+
+    def current_pc(self, slot: int) -> int:
+        s = int(self.sched[slot])
+        return int(self.park_pc[slot]) if s == PARKED else s
+
+    def deadlock_report(self) -> FaultReport:
+        parked = np.flatnonzero(self.sched == PARKED)
+        slot = int(parked[0])
+        b = int(self.layout.block_of[slot])
+        in_block = parked[self.layout.block_of[parked] == b]
+        bid = int(self.bar_wait[slot])
+        pc = int(self.park_pc[slot]) - 1
+        live = int(self.block_live[b])
+        exp = int(self.bar_expected[b, bid]) or live
+        arrived = int(self.bar_arrivals[b, bid])
+        msg = (f"barrier deadlock: {len(in_block)} thread(s) of block {self.block_idx_of(slot)} wait at "
+               f"barrier {bid}, which expects {exp} thread(s) but only {arrived} arrived; "
+               f"{self.plan.threads_per_block - live} thread(s) of the block have exited and "
+               f"{live - len(in_block)} are waiting elsewhere or cannot arrive")
+        r = self._report(CUDBGException.CUDBG_EXCEPTION_NONE, msg, pc, slot)
+        r.hang = HangKind.BARRIER_DEADLOCK
+        return r
+
+    def budget_report(self, pc: int) -> FaultReport:
+        live = np.flatnonzero(self.sched < PARKED)
+        slot = int(live[0]) if len(live) else None
+        at = self.current_pc(slot) if slot is not None else pc
+        msg = (f"kernel exceeded the instruction budget of {self.budget} thread-instructions "
+               f"(runaway loop?); set GPUDBG_INSTRUCTION_BUDGET to raise it")
+        r = self._report(CUDBGException.CUDBG_EXCEPTION_NONE, msg, at, slot)
+        r.hang = HangKind.INSTRUCTION_BUDGET
+        return r
