@@ -121,7 +121,7 @@ def run_wave(X: WaveExecution) -> None:
                     b.control(X, idx, pc)
                 else:
                     take, skip = X.split_guard(c, idx)
-                    if skip is not None and len(skip):
+                    if skip is None or len(skip):
                         X.set_pc(skip, pc + 1)
                     sel = take
                     if take is None or len(take):

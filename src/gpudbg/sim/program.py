@@ -79,6 +79,7 @@ class Program:
         self._read_regs = self._registers_read()
         self._translate()
         self.leader = self._leaders()
+        self.has_bar_red = any(c.built.info.get("mode") == "red" for c in self.code if c.built.kind == "barrier")
         self.function_of_pc = np.zeros(len(self.code), dtype=np.int32)
         self.function_list = list(self.functions.values())
         for i, f in enumerate(self.function_list):
@@ -122,13 +123,15 @@ class Program:
                     info.local_offsets[name] = off
                     off += size
                 elif v.space == "param":
-                    self.param_vars[name] = _var_size(v)
+                    # call-sequence temporaries (param0, retval0) reuse names
+                    # across functions; one per-thread store serves them all
+                    self.param_vars[name] = max(self.param_vars.get(name, 0), _var_size(v))
                 elif v.space == "shared":
                     self.shared_vars[name] = v
             info.frame_size = (off + 15) // 16 * 16
             for p in f.params + f.returns:
                 if f.kind == "func":
-                    self.param_vars[p.name] = _var_size(p)
+                    self.param_vars[p.name] = max(self.param_vars.get(p.name, 0), _var_size(p))
             info.param_names = [p.name for p in f.params]
             info.return_names = [p.name for p in f.returns]
             for s in f.body:

@@ -174,6 +174,7 @@ class WaveExecution:
         reach = prog.reachable(function.name)
         self.regs = [res.reuse(("r", k), (n,), dt) if prog.reg_names[k][0] in reach else _EMPTY
                      for k, dt in enumerate(prog.reg_dtypes)]
+        self.reg_ids = {id(a) for a in self.regs}  # identity of current register arrays
         entry = prog.functions[function.name].entry_pc
         self.sched = np.where(L.valid, np.int64(entry), EXITED).astype(np.int64)
         self.park_pc = np.zeros(n, dtype=np.int64)
@@ -210,7 +211,7 @@ class WaveExecution:
         return int(getattr(self.gpu, "stack_size", None) or getattr(self.model, "default_stack_size", 1024))
 
     def is_register(self, value) -> bool:
-        return any(value is r for r in self.regs)
+        return id(value) in self.reg_ids
 
     def block_segments(self, idx):
         b = self.layout.block_of
@@ -229,12 +230,18 @@ class WaveExecution:
             self.sched[idx] = target
 
     def split_guard(self, c, idx):
+        """-> (threads whose guard holds, the others); None means every
+        thread of the wave, an empty array none."""
         k, neg = c.guard_reg, c.guard_neg
         p = self.regs[k]
         sel = p if idx is None else p[idx]
         if neg:
             sel = ~sel
         base = self.all_slots if idx is None else idx
+        if sel.all():
+            return idx, base[:0]
+        if not sel.any():
+            return base[:0], idx
         return base[sel], base[~sel]
 
     def count_work(self, nsel: int, executed: int) -> None:
@@ -362,30 +369,50 @@ class WaveExecution:
 
     # ------------------------------------------------------------ barriers
     def barrier_arrive(self, idx, pc, ids, counts, wait: bool, preds) -> None:
-        slots = self.all_slots if idx is None else idx
+        """Count arrivals per (block, barrier). If this group is everything
+        the barrier waits for in each of its blocks (converged code), the
+        threads pass straight through; otherwise they park until
+        release_barriers finds their barrier complete."""
         nb = len(self.block_live)
-        blocks = self.layout.block_of[slots]
-        ids = np.broadcast_to(np.asarray(ids, dtype=np.int64), slots.shape)
-        if (ids >= NBARRIERS).any():
-            bad = int(np.flatnonzero(ids >= NBARRIERS)[0])
-            raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION,
-                            f"barrier id {int(ids[bad])} is out of range 0..15", bad)
-        for bid in np.unique(ids):
-            sel = ids == bid
+        blocks = self.layout.block_of if idx is None else self.layout.block_of[idx]
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.ndim == 0 or (ids.size and (ids == ids.flat[0]).all()):
+            groups = [(int(ids.flat[0]) if ids.size else 0, slice(None))]
+        else:
+            groups = [(int(b), ids == b) for b in np.unique(ids)]
+        for bid, _ in groups:
+            if not 0 <= bid < NBARRIERS:
+                bad = int(np.flatnonzero(np.broadcast_to(ids, blocks.shape) == bid)[0]) if ids.ndim else 0
+                raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION,
+                                f"barrier id {bid} is out of range 0..15", bad)
+        add = None
+        for bid, sel in groups:
             bl = blocks[sel]
-            self.bar_arrivals[:, bid] += np.bincount(bl, minlength=nb)
+            add = np.bincount(bl, minlength=nb)
+            self.bar_arrivals[:, bid] += add
             if counts is not None:
-                c = np.broadcast_to(np.asarray(counts, dtype=np.int64), slots.shape)[sel]
+                c = np.broadcast_to(np.asarray(counts, dtype=np.int64), blocks.shape)[sel]
                 self.bar_expected[bl, bid] = c
             if preds is not None:
-                pv = np.broadcast_to(np.asarray(preds), slots.shape)[sel]
+                pv = np.broadcast_to(np.asarray(preds), blocks.shape)[sel]
                 self.bar_redsum[:, bid] += np.bincount(bl, weights=pv.astype(np.float64), minlength=nb).astype(np.int64)
+        if wait and preds is None and len(groups) == 1:
+            bid = groups[0][0]
+            arr = self.bar_arrivals[:, bid]
+            exp = np.where(self.bar_expected[:, bid] > 0, self.bar_expected[:, bid], self.block_live)
+            touched = add > 0
+            if (arr[touched] == add[touched]).all() and (arr[touched] >= exp[touched]).all():
+                self.bar_arrivals[touched, bid] = 0
+                self.bar_expected[touched, bid] = 0
+                self.set_pc(idx, pc + 1)
+                return
+        where = slice(None) if idx is None else idx
         if wait:
-            self.sched[slots] = PARKED
-            self.park_pc[slots] = pc + 1
-            self.bar_wait[slots] = ids
+            self.sched[where] = PARKED
+            self.park_pc[where] = pc + 1
+            self.bar_wait[where] = ids
         else:
-            self.sched[slots] = pc + 1
+            self.sched[where] = pc + 1
         self.release_barriers()
 
     def release_barriers(self, final: bool = False) -> bool:
@@ -409,6 +436,8 @@ class WaveExecution:
         return released_any
 
     def _bar_red_results(self, rel, bid, arrivals) -> None:
+        if not self.program.has_bar_red:
+            return
         pcs = self.park_pc[rel] - 1
         for p in np.unique(pcs):
             c = self.program.code[int(p)]

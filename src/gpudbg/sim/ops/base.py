@@ -251,11 +251,15 @@ def make_writer(tc: TranslateContext, operand) -> Writer:
         regs = X.regs
         if idx is None:
             if value.ndim == 0 or value.shape[0] != X.n:
-                regs[k] = np.full(X.n, value, dtype=rd)
-            elif value.base is not None or not value.flags.owndata or X.is_register(value):
-                regs[k] = value.copy()
+                new = np.full(X.n, value, dtype=rd)
+            elif value.base is not None or not value.flags.owndata or id(value) in X.reg_ids:
+                new = value.copy()
             else:
-                regs[k] = value
+                new = value
+            ids = X.reg_ids
+            ids.discard(id(regs[k]))
+            regs[k] = new
+            ids.add(id(new))
         else:
             regs[k][idx] = value
     return write
