@@ -1,0 +1,366 @@
+"""One device virtual address space (UVA: device, pinned host and managed
+memory all live in it) and the registry of allocations backing it.
+
+The one idea: the registry is a sorted list of non-overlapping allocations,
+each owning a numpy buffer that never moves; addresses are handed out first
+fit from a sorted list of occupied VA ranges, so placement is deterministic
+and freed ranges are reused. Freed allocations are remembered (until their
+range is reused) so a stale pointer is reported as use-after-free. Virtual
+memory management is modelled as reserve (VA only) + map (backing inside a
+reservation) + unmap + release.
+
+Host-side accesses (driver, copy engine, debugger) are checked like device
+ones but ignore `readonly`: the driver is what fills constant banks. The
+vectorized device-side paths live in access.py and atomics.py.
+"""
+from __future__ import annotations
+
+import bisect
+from typing import Any, Iterable
+
+import numpy as np
+
+from gpudbg.sim.faults import CUDBGException
+from gpudbg.sim.memory import access
+from gpudbg.sim.memory.describe import describe_address
+from gpudbg.sim.memory.spaces import (
+    FREE_HINTS, SHARED_WINDOW_BASE, AccessFault, AccessType, Allocation, AllocationKind, InvalidFree, OutOfMemory,
+    Space, fault_message, misaligned_phrase,
+)
+
+# Kinds whose backing is host RAM and so does not count against device capacity.
+HOST_KINDS = frozenset({AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED})
+MIN_ALIGN = 16
+
+
+def _align_up(x: int, align: int) -> int:
+    return (x + align - 1) & ~(align - 1)
+
+
+def _as_bytes(data: Any) -> np.ndarray:
+    if isinstance(data, np.ndarray):
+        return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    try:
+        return np.frombuffer(memoryview(data).cast("B"), dtype=np.uint8)
+    except TypeError:
+        raise TypeError(f"cannot write a {type(data).__name__}; pass bytes-like data or a numpy array") from None
+
+
+class GlobalMemory:
+    """The device address space: allocation registry plus checked accessors."""
+
+    GLOBAL_BASE = 0x7000_0000_0000
+    DEFAULT_VA_SIZE = 1 << 43
+
+    def __init__(self, capacity: int = 80 * 2**30, base: int = GLOBAL_BASE,
+                 va_size: int = DEFAULT_VA_SIZE):
+        if capacity <= 0 or base <= 0 or base % 4096 or va_size <= 0:
+            raise ValueError("capacity and VA size must be positive and base 4 KiB aligned")
+        if base < SHARED_WINDOW_BASE and base + va_size > SHARED_WINDOW_BASE:
+            raise ValueError(f"global VA range 0x{base:x}+0x{va_size:x} overlaps the shared and "
+                             f"local windows at 0x{SHARED_WINDOW_BASE:x}")
+        self.capacity = capacity
+        self.base = base
+        self.va_limit = base + va_size
+        self.used = 0
+        self._live: list[Allocation] = []
+        self._live_bases: list[int] = []
+        self._occupied: list[tuple[int, int]] = []      # VA ranges held (allocations, reservations)
+        self._freed: list[Allocation] = []
+        self._reservations: list[Allocation] = []
+        self._next_id = 1
+        self._arrays: tuple | None = None
+
+    # ------------------------------------------------------------------ placement
+
+    def _find_va(self, nbytes: int, align: int) -> int:
+        prev_end = self.base
+        for start, end in self._occupied:
+            cand = _align_up(prev_end, align)
+            if cand + nbytes <= start:
+                return cand
+            prev_end = max(prev_end, end)
+        cand = _align_up(prev_end, align)
+        if cand + nbytes > self.va_limit:
+            raise OutOfMemory(f"out of device virtual address space: cannot place {nbytes} bytes "
+                              f"aligned to {align}", nbytes)
+        return cand
+
+    def _va_free(self, start: int, end: int) -> bool:
+        if start < self.base or end > self.va_limit:
+            return False
+        i = bisect.bisect_left(self._occupied, (start, start))
+        if i > 0 and self._occupied[i - 1][1] > start:
+            return False
+        return not (i < len(self._occupied) and self._occupied[i][0] < end)
+
+    def _occupy(self, start: int, end: int) -> None:
+        bisect.insort(self._occupied, (start, end))
+        self._freed = [f for f in self._freed
+                       if f.base + max(f.size, 1) <= start or f.base >= end]
+
+    def _vacate(self, start: int) -> None:
+        i = bisect.bisect_left(self._occupied, (start, 0))
+        if i < len(self._occupied) and self._occupied[i][0] == start:
+            del self._occupied[i]
+
+    def _register(self, a: Allocation) -> None:
+        i = bisect.bisect_left(self._live_bases, a.base)
+        self._live.insert(i, a)
+        self._live_bases.insert(i, a.base)
+        self._arrays = None
+
+    def _unregister(self, a: Allocation) -> None:
+        i = bisect.bisect_left(self._live_bases, a.base)
+        del self._live[i]
+        del self._live_bases[i]
+        self._arrays = None
+
+    def _charge(self, size: int, kind: AllocationKind) -> None:
+        if kind in HOST_KINDS:
+            return
+        if self.used + size > self.capacity:
+            raise OutOfMemory(f"out of memory: cannot allocate {size} bytes "
+                              f"({self.used} of {self.capacity} bytes in use)", size)
+        self.used += size
+
+    @staticmethod
+    def _check_align(align: int) -> int:
+        if not isinstance(align, int) or align <= 0 or align & (align - 1):
+            raise ValueError(f"alignment must be a positive power of two, got {align!r}")
+        return max(align, MIN_ALIGN)
+
+    def alloc(self, size: int, kind: AllocationKind = AllocationKind.DEVICE, align: int = 256,
+              label: str = "", readonly: bool = False) -> Allocation:
+        """Zero-filled allocation, first fit; a zero-size one still gets a
+        unique address (it occupies one byte of VA and contains nothing)."""
+        if not isinstance(size, (int, np.integer)) or size < 0:
+            raise ValueError(f"allocation size must be a non-negative integer, got {size!r}")
+        if kind is AllocationKind.RESERVED:
+            raise ValueError("use reserve() for address reservations")
+        size = int(size)
+        align = self._check_align(align)
+        footprint = max(size, 1)
+        base = self._find_va(footprint, align)
+        self._charge(size, kind)
+        a = Allocation(base, size, kind, label, np.zeros(size, dtype=np.uint8), readonly,
+                       alloc_id=self._next_id, footprint=footprint, charged=kind not in HOST_KINDS)
+        self._next_id += 1
+        self._occupy(base, base + footprint)
+        self._register(a)
+        return a
+
+    def free(self, base: int, kind: "AllocationKind | Iterable[AllocationKind] | None" = None
+             ) -> Allocation | None:
+        """Release an allocation by its base; freeing 0 does nothing (returns
+        None). `kind` restricts which kinds this free function may release."""
+        base = int(base)
+        if base == 0:
+            return None
+        i = bisect.bisect_left(self._live_bases, base)
+        if i < len(self._live_bases) and self._live_bases[i] == base:
+            a = self._live[i]
+            allowed = None if kind is None else (
+                {kind} if isinstance(kind, AllocationKind) else set(kind))
+            if a.mapped_in is not None:
+                raise InvalidFree(f"0x{base:x} is a virtual memory mapping; unmap it instead", base)
+            if allowed is not None and a.kind not in allowed:
+                hint = FREE_HINTS.get(a.kind, f"a {a.kind.value} allocation; it cannot be freed here")
+                raise InvalidFree(f"0x{base:x} is {hint}", base)
+            self._unregister(a)
+            self._vacate(a.base)
+            if a.kind not in HOST_KINDS:
+                self.used -= a.size
+            a.freed = True
+            a.data = np.zeros(0, dtype=np.uint8)
+            a._views.clear()
+            self._freed.append(a)
+            return a
+        if any(f.base == base for f in self._freed):
+            raise InvalidFree(f"double free of 0x{base:x}", base)
+        inside = self.find(base)
+        if inside is not None:
+            raise InvalidFree(f"0x{base:x} points inside the allocation at 0x{inside.base:x} "
+                              f"(offset {base - inside.base})", base)
+        raise InvalidFree(f"0x{base:x} was not returned by this allocator", base)
+
+    # ------------------------------------------------------------------ virtual memory
+
+    def reserve(self, size: int, align: int = 2 << 20, address: int = 0) -> int:
+        """Reserve VA without backing; `address` asks for a fixed placement."""
+        if size <= 0:
+            raise ValueError(f"reservation size must be positive, got {size}")
+        align = self._check_align(align)
+        if address:
+            if address % align or not self._va_free(address, address + size):
+                raise OutOfMemory(f"cannot reserve {size} bytes at 0x{address:x}: range is "
+                                  f"misaligned or already in use", size)
+            base = address
+        else:
+            base = self._find_va(size, align)
+        r = Allocation(base, size, AllocationKind.RESERVED, "reserved",
+                       np.zeros(0, dtype=np.uint8), alloc_id=self._next_id, footprint=size)
+        self._next_id += 1
+        self._occupy(base, base + size)
+        self._reservations.append(r)
+        return base
+
+    def _reservation_at(self, address: int, size: int) -> Allocation | None:
+        for r in self._reservations:
+            if r.base <= address and address + size <= r.end:
+                return r
+        return None
+
+    def map(self, address: int, size: int, data: np.ndarray | None = None,
+            kind: AllocationKind = AllocationKind.DEVICE, label: str = "",
+            readonly: bool = False) -> Allocation:
+        """Back [address, address+size) inside a reservation. `data` (exactly
+        `size` uint8) lets several mappings share one physical buffer."""
+        r = self._reservation_at(address, size)
+        if r is None or size <= 0:
+            raise ValueError(f"0x{address:x}+{size} is not inside one reservation")
+        if address % MIN_ALIGN:
+            raise ValueError(f"mapping address 0x{address:x} must be {MIN_ALIGN}-byte aligned")
+        for a in self._live:
+            if a.base < address + size and address < a.end:
+                raise ValueError(f"0x{address:x}+{size} overlaps the mapping at 0x{a.base:x}")
+        if data is None:
+            self._charge(size, kind)
+            buf = np.zeros(size, dtype=np.uint8)
+        else:
+            if data.dtype != np.uint8 or data.shape != (size,):
+                raise ValueError(f"backing must be a uint8 array of exactly {size} bytes")
+            buf = data
+        a = Allocation(address, size, kind, label, buf, readonly, alloc_id=self._next_id,
+                       footprint=size, mapped_in=r.base, charged=data is None)
+        self._next_id += 1
+        self._register(a)
+        return a
+
+    def unmap(self, address: int) -> Allocation:
+        i = bisect.bisect_left(self._live_bases, address)
+        if i == len(self._live) or self._live_bases[i] != address or self._live[i].mapped_in is None:
+            raise ValueError(f"0x{address:x} is not the start of a mapping")
+        a = self._live[i]
+        self._unregister(a)
+        if a.charged and a.kind not in HOST_KINDS:
+            self.used -= a.size
+        a.freed = True
+        return a
+
+    def release(self, address: int) -> None:
+        for j, r in enumerate(self._reservations):
+            if r.base == address:
+                if any(a.mapped_in == address for a in self._live):
+                    raise ValueError(f"reservation at 0x{address:x} still has mappings")
+                del self._reservations[j]
+                self._vacate(address)
+                return
+        raise ValueError(f"0x{address:x} is not the start of a reservation")
+
+    def reservations(self) -> list[tuple[int, int]]:
+        return [(r.base, r.size) for r in self._reservations]
+
+    # ------------------------------------------------------------------ queries
+
+    def find(self, address: int) -> Allocation | None:
+        i = bisect.bisect_right(self._live_bases, address) - 1
+        if i >= 0:
+            a = self._live[i]
+            if address < a.base + a.size:
+                return a
+        return None
+
+    def allocations(self) -> list[Allocation]:
+        return list(self._live)
+
+    def freed_allocations(self) -> list[Allocation]:
+        return list(self._freed)
+
+    def describe(self, address: int, size: int = 1) -> str:
+        return describe_address(address, size, self._live, self._freed, self._reservations)
+
+    def sorted_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Allocation]]:
+        """(bases, sizes, readonly) as arrays for np.searchsorted, cached."""
+        if self._arrays is None:
+            self._arrays = (np.array(self._live_bases, dtype=np.uint64),
+                            np.array([a.size for a in self._live], dtype=np.uint64),
+                            np.array([a.readonly for a in self._live], dtype=bool),
+                            list(self._live))
+        return self._arrays
+
+    def contains_range(self, address: int) -> bool:
+        """Whether an address lies in this space's VA range (isspacep.global)."""
+        return self.base <= address < self.va_limit
+
+    # ------------------------------------------------------------------ host side
+
+    def _host_alloc(self, address: int, nbytes: int, verb: AccessType) -> Allocation:
+        if nbytes < 0:
+            raise ValueError(f"byte count must be non-negative, got {nbytes}")
+        a = self.find(address)
+        if a is None or address + nbytes > a.end:
+            raise AccessFault(CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS, Space.GLOBAL, -1,
+                              address, nbytes,
+                              fault_message("__global__", verb, nbytes, address,
+                                            self.describe(address, max(nbytes, 1))))
+        return a
+
+    def view(self, address: int, nbytes: int, _verb: AccessType = AccessType.READ) -> np.ndarray:
+        """A live uint8 view of bytes inside one allocation."""
+        if nbytes == 0:
+            return np.zeros(0, dtype=np.uint8)
+        a = self._host_alloc(int(address), int(nbytes), _verb)
+        off = int(address) - a.base
+        return a.data[off:off + int(nbytes)]
+
+    def read(self, address: int, nbytes: int) -> np.ndarray:
+        return self.view(address, nbytes).copy()
+
+    def write(self, address: int, data: Any) -> None:
+        src = _as_bytes(data)
+        self.view(address, src.shape[0], AccessType.WRITE)[:] = src
+
+    def fill(self, address: int, value: int, elem_size: int, count: int) -> None:
+        """memset with an 8/16/32/64-bit pattern (little-endian)."""
+        if elem_size not in (1, 2, 4, 8):
+            raise ValueError(f"fill element size must be 1, 2, 4 or 8, got {elem_size}")
+        if address % elem_size:
+            raise AccessFault(CUDBGException.CUDBG_EXCEPTION_LANE_MISALIGNED_ADDRESS, Space.GLOBAL,
+                              -1, address, elem_size,
+                              fault_message("__global__", AccessType.WRITE, elem_size, address,
+                                            misaligned_phrase(elem_size)))
+        region = self.view(address, elem_size * count, AccessType.WRITE)
+        region.view(np.dtype(f"<u{elem_size}"))[:] = int(value) & ((1 << (8 * elem_size)) - 1)
+
+    def copy(self, dst: int, src: int, nbytes: int) -> None:
+        """Device to device, overlapping ranges allowed (memmove)."""
+        s = self.view(src, nbytes)
+        d = self.view(dst, nbytes, AccessType.WRITE)
+        d[:] = s
+
+    # ------------------------------------------------------------------ device side
+
+    def load(self, addrs: Any, dtype: Any, count: int = 1, space_name: str = "__global__",
+             lanes: np.ndarray | None = None) -> np.ndarray:
+        """Checked gather for all lanes: shape (n,) or (n, count)."""
+        return access.load(self, addrs, dtype, count, space_name, lanes)
+
+    def store(self, addrs: Any, values: Any, dtype: Any, count: int = 1,
+              space_name: str = "__global__", lanes: np.ndarray | None = None) -> None:
+        """Checked scatter; colliding lanes: the highest index wins."""
+        access.store(self, addrs, values, dtype, count, space_name, lanes)
+
+    def atomic(self, op: str, addrs: Any, values: Any, dtype: Any, compare: Any = None,
+               space_name: str = "__global__", lanes: np.ndarray | None = None,
+               ftz: bool | None = None) -> np.ndarray:
+        """Returns old values; collisions serialized in ascending lane order.
+        `dtype` may be a PTX type name ("bf16", "f16x2") where numpy is ambiguous;
+        ftz=None follows PTX (.add.f32 flushes subnormals)."""
+        return access.atomic(self, op, addrs, values, dtype, compare, space_name, lanes, ftz=ftz)
+
+    def reduce(self, op: str, addrs: Any, values: Any, dtype: Any,
+               space_name: str = "__global__", lanes: np.ndarray | None = None,
+               ftz: bool | None = None) -> None:
+        """`red`: the effect of atomic() without the old values."""
+        access.reduce(self, op, addrs, values, dtype, space_name, lanes, ftz=ftz)
