@@ -1,0 +1,95 @@
+"""A channel: one ring buffer plus one tracking semaphore, the unit of work
+submission to the simulated GPU (a GPFIFO channel on real hardware).
+
+`push()` is the whole submission protocol: take the next fence value, encode
+the commands followed by a SEM_RELEASE of that value to the channel's own
+semaphore, copy the words into the ring (waiting on the GPU's condition for
+space, never spinning) and ring the doorbell (advance put, notify). The
+channel belongs to a group (its context); the front end faults and discards
+whole groups. A channel knows nothing about streams or memcpy kinds.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Any, Sequence
+
+from gpudbg.driver import commands as C
+from gpudbg.driver.fence import ChannelError, Marker, TrackingSemaphore
+from gpudbg.driver.ring import Ring, RingFullError
+from gpudbg.sim.memory.spaces import AllocationKind
+
+DEFAULT_RING_BYTES = 4096
+_ids = itertools.count(1)
+
+
+class ChannelClosedError(RuntimeError):
+    """Work pushed to a channel that was destroyed."""
+
+
+class Channel:
+    def __init__(self, gpu: Any, group: int, name: str = "", ring_bytes: int = DEFAULT_RING_BYTES):
+        self.id = next(_ids)
+        self.gpu = gpu
+        self.group = group
+        self.name = name or f"ch{self.id}"
+        self.ring = Ring(gpu.alloc_internal(ring_bytes, AllocationKind.RING, f"ring {self.name}"),
+                         self.name)
+        self.semaphore = TrackingSemaphore(
+            gpu.alloc_internal(8, AllocationKind.SEMAPHORE, f"semaphore {self.name}"), gpu.cv)
+        self.closed = False
+        gpu.frontend.attach(self)
+
+    # ------------------------------------------------------------ submission
+    def push(self, commands: Sequence[C.Command]) -> int:
+        """Submit commands; returns the fence value retired after the last."""
+        cv = self.gpu.cv
+        with cv:
+            if self.closed:
+                raise ChannelClosedError(f"channel {self.name} is closed")
+            value = self.semaphore.next_value()
+            batch = list(commands) + [C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address,
+                                             value=value)]
+            for cmd in batch:
+                words = C.encode(cmd)
+                if len(words) > self.ring.size - 1:
+                    raise RingFullError(f"ring {self.name}: a {len(words)}-word command can never fit")
+                cv.wait_for(lambda n=len(words): self.ring.free() >= n)
+                self.ring.write(words)
+                cv.notify_all()
+        return value
+
+    # ------------------------------------------------------------ completion
+    @property
+    def error(self) -> ChannelError | None:
+        return self.semaphore.error
+
+    @property
+    def issued(self) -> int:
+        return self.semaphore.issued
+
+    @property
+    def completed(self) -> int:
+        return self.semaphore.completed
+
+    def marker(self) -> Marker:
+        """Everything pushed so far."""
+        return Marker(((self.semaphore, self.semaphore.issued),))
+
+    def wait(self, value: int | None = None) -> None:
+        self.semaphore.wait(self.semaphore.issued if value is None else value)
+
+    def idle(self) -> bool:
+        with self.gpu.cv:
+            return self.semaphore.idle() and (self.ring.empty() or self.error is not None)
+
+    # ------------------------------------------------------------ teardown
+    def close(self) -> None:
+        """Detach from the front end and release ring and semaphore memory.
+        Callers make sure the channel is idle (or its group was killed)."""
+        with self.gpu.cv:
+            if self.closed:
+                return
+            self.closed = True
+        self.gpu.frontend.detach(self)
+        self.gpu.free_internal(self.ring.allocation)
+        self.gpu.free_internal(self.semaphore.allocation)

@@ -1,0 +1,234 @@
+"""The ring command format, as data: opcodes, their word layouts, and the one
+encoder and decoder that both the driver (producer) and the simulated GPU's
+front end (consumer) use.
+
+A command is a header word `opcode << 24 | payload_words` followed by its
+fields, each a u32 (one word) or u64 (two words, low then high), in the order
+of FORMATS. Because the layout is a table, adding a command is one row, and
+the decoder can name the ring, word offset and word of anything malformed.
+Launch descriptors (the QMD-like block a LAUNCH points at) are described the
+same way. This module knows nothing about rings, memory or execution.
+"""
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+WORD_MASK = 0xFFFF_FFFF
+U64_MASK = 0xFFFF_FFFF_FFFF_FFFF
+
+
+class Opcode(enum.IntEnum):
+    NOP = 0x00
+    LAUNCH = 0x01
+    COPY = 0x02
+    MEMSET = 0x03
+    SEM_RELEASE = 0x04
+    SEM_ACQUIRE = 0x05
+    HOST_NOTIFY = 0x06
+
+
+class FieldType(enum.Enum):
+    U32 = 1
+    U64 = 2
+
+    @property
+    def words(self) -> int:
+        return self.value
+
+    @property
+    def mask(self) -> int:
+        return WORD_MASK if self is FieldType.U32 else U64_MASK
+
+
+U32, U64 = FieldType.U32, FieldType.U64
+
+# opcode -> ordered (field name, type). The single source of truth.
+FORMATS: dict[Opcode, tuple[tuple[str, FieldType], ...]] = {
+    Opcode.NOP: (),
+    Opcode.LAUNCH: (("descriptor", U64),),
+    Opcode.COPY: (("src", U64), ("dst", U64), ("size", U64)),
+    Opcode.MEMSET: (("dst", U64), ("value", U32), ("element_size", U32), ("count", U64)),
+    Opcode.SEM_RELEASE: (("address", U64), ("value", U64)),
+    Opcode.SEM_ACQUIRE: (("address", U64), ("value", U64)),
+    Opcode.HOST_NOTIFY: (("token", U32),),
+}
+
+# Field checks beyond "fits in its type", applied on encode and decode.
+CONSTRAINTS: dict[tuple[Opcode, str], tuple[Callable[[int], bool], str]] = {
+    (Opcode.MEMSET, "element_size"): (lambda v: v in (1, 2, 4), "must be 1, 2 or 4"),
+}
+
+# The launch descriptor written into device memory (QMD-like), all u32 words
+# except the addresses and the grid id.
+DESCRIPTOR_FORMAT: tuple[tuple[str, FieldType], ...] = (
+    ("code_address", U64),
+    ("grid_x", U32), ("grid_y", U32), ("grid_z", U32),
+    ("block_x", U32), ("block_y", U32), ("block_z", U32),
+    ("shared_bytes", U32),
+    ("param_address", U64),
+    ("param_size", U32),
+    ("grid_id", U64),
+)
+DESCRIPTOR_WORDS = sum(t.words for _, t in DESCRIPTOR_FORMAT)
+DESCRIPTOR_BYTES = DESCRIPTOR_WORDS * 4
+
+
+class CommandFormatError(ValueError):
+    """A command that cannot be encoded: unknown field, missing field, value
+    out of range."""
+
+
+class CommandDecodeError(ValueError):
+    """Words in a ring that are not a valid command, located precisely."""
+
+    def __init__(self, ring: str, offset: int, word: int, reason: str):
+        super().__init__(f"ring {ring}: bad command at word offset {offset} "
+                         f"(word 0x{word:08x}): {reason}")
+        self.ring = ring
+        self.offset = offset
+        self.word = word
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Command:
+    """One decoded (or to-be-encoded) command."""
+
+    opcode: Opcode
+    fields: Mapping[str, int]
+
+    def __getattr__(self, name: str) -> int:
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise AttributeError(f"{self.opcode.name} has no field {name!r}") from None
+
+    @property
+    def size_words(self) -> int:
+        return 1 + payload_words(self.opcode)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}=0x{v:x}" for k, v in self.fields.items())
+        return f"{self.opcode.name}({args})"
+
+
+def payload_words(opcode: Opcode) -> int:
+    return sum(t.words for _, t in FORMATS[opcode])
+
+
+def make(opcode: Opcode, **fields: int) -> Command:
+    """A validated command; every field of the format must be given."""
+    fmt = FORMATS[opcode]
+    names = [n for n, _ in fmt]
+    unknown = set(fields) - set(names)
+    if unknown:
+        raise CommandFormatError(f"{opcode.name} has no field(s) {sorted(unknown)}; "
+                                 f"its fields are {names}")
+    missing = [n for n in names if n not in fields]
+    if missing:
+        raise CommandFormatError(f"{opcode.name} is missing field(s) {missing}")
+    for name, ftype in fmt:
+        value = fields[name]
+        if not isinstance(value, int) or value < 0 or value > ftype.mask:
+            raise CommandFormatError(f"{opcode.name}.{name}={value!r} does not fit in {ftype.name}")
+        check = CONSTRAINTS.get((opcode, name))
+        if check and not check[0](value):
+            raise CommandFormatError(f"{opcode.name}.{name}={value} {check[1]}")
+    return Command(opcode, {n: fields[n] for n in names})
+
+
+def _pack_fields(fmt: Sequence[tuple[str, FieldType]], values: Mapping[str, int]) -> list[int]:
+    words: list[int] = []
+    for name, ftype in fmt:
+        v = values[name]
+        if ftype is U32:
+            words.append(v & WORD_MASK)
+        else:
+            words.append(v & WORD_MASK)
+            words.append((v >> 32) & WORD_MASK)
+    return words
+
+
+def encode(command: Command) -> list[int]:
+    """The words of one command, header first."""
+    n = payload_words(command.opcode)
+    return [(int(command.opcode) << 24) | n] + _pack_fields(FORMATS[command.opcode], command.fields)
+
+
+def encode_all(commands: Sequence[Command]) -> list[int]:
+    words: list[int] = []
+    for c in commands:
+        words.extend(encode(c))
+    return words
+
+
+def decode_one(read_word: Callable[[int], int], offset: int, ring: str = "?") -> Command:
+    """Decode the command whose header is at word `offset`; `read_word(i)`
+    returns the word i words after the header (the caller handles wrap)."""
+    header = read_word(0)
+    op_value = header >> 24
+    try:
+        opcode = Opcode(op_value)
+    except ValueError:
+        raise CommandDecodeError(ring, offset, header, f"unknown opcode 0x{op_value:02x}") from None
+    expected = payload_words(opcode)
+    count = header & 0x00FF_FFFF
+    if count != expected:
+        raise CommandDecodeError(ring, offset, header,
+                                 f"{opcode.name} carries {expected} payload words, header says {count}")
+    fields: dict[str, int] = {}
+    i = 1
+    for name, ftype in FORMATS[opcode]:
+        lo = read_word(i)
+        if ftype is U32:
+            fields[name] = lo
+        else:
+            fields[name] = lo | (read_word(i + 1) << 32)
+        i += ftype.words
+        check = CONSTRAINTS.get((opcode, name))
+        if check and not check[0](fields[name]):
+            raise CommandDecodeError(ring, offset, header, f"{opcode.name}.{name}={fields[name]} {check[1]}")
+    return Command(opcode, fields)
+
+
+def decode_words(words: Sequence[int], ring: str = "?", base_offset: int = 0) -> list[Command]:
+    """Decode a flat word sequence (no wrap) into commands."""
+    out: list[Command] = []
+    pos = 0
+    while pos < len(words):
+        def rd(i: int, pos: int = pos) -> int:
+            if pos + i >= len(words):
+                raise CommandDecodeError(ring, base_offset + pos, words[pos],
+                                         "command runs past the end of the submitted words")
+            return words[pos + i]
+        cmd = decode_one(rd, base_offset + pos, ring)
+        out.append(cmd)
+        pos += cmd.size_words
+    return out
+
+
+def encode_descriptor(**values: int) -> bytes:
+    """The launch descriptor's bytes (little-endian words)."""
+    names = [n for n, _ in DESCRIPTOR_FORMAT]
+    if set(values) != set(names):
+        raise CommandFormatError(f"launch descriptor needs exactly {names}, got {sorted(values)}")
+    for name, ftype in DESCRIPTOR_FORMAT:
+        v = values[name]
+        if not isinstance(v, int) or v < 0 or v > ftype.mask:
+            raise CommandFormatError(f"descriptor.{name}={v!r} does not fit in {ftype.name}")
+    words = _pack_fields(DESCRIPTOR_FORMAT, values)
+    return b"".join(w.to_bytes(4, "little") for w in words)
+
+
+def decode_descriptor(data: bytes) -> dict[str, int]:
+    if len(data) < DESCRIPTOR_BYTES:
+        raise ValueError(f"launch descriptor needs {DESCRIPTOR_BYTES} bytes, got {len(data)}")
+    words = [int.from_bytes(data[i * 4:i * 4 + 4], "little") for i in range(DESCRIPTOR_WORDS)]
+    out: dict[str, int] = {}
+    i = 0
+    for name, ftype in DESCRIPTOR_FORMAT:
+        out[name] = words[i] if ftype is U32 else words[i] | (words[i + 1] << 32)
+        i += ftype.words
+    return out

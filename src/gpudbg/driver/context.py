@@ -1,0 +1,187 @@
+"""Contexts and the per-thread current-context stack.
+
+A context is a userspace object (seed 003 §2.2): its memory manager, its
+streams (channels, all in one channel group on the GPU), its modules, and
+its sticky error. The GPU's front end reports a fault for the group; the
+context keeps the first one (`sticky`, `fault_report`) and every later call
+that checks the context raises it. Resources are created lazily: the primary
+context object exists per device, but its channels appear on first use.
+Driver-owned memory that must outlive a submission (staging buffers, launch
+descriptors) is freed when the fence that last uses it retires (`reap`).
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Any
+
+from gpudbg.driver.fence import ChannelError
+from gpudbg.driver.memory import MemoryManager
+from gpudbg.driver.stream import NON_BLOCKING, Stream, StreamKind
+from gpudbg.runtime.errors import DriverError, mcError_t
+
+_ids = itertools.count(1)
+
+STREAM_LEGACY = 0x1
+STREAM_PER_THREAD = 0x2
+
+
+class Context:
+    def __init__(self, device: Any, engine: Any, flags: int = 0):
+        self.id = next(_ids)
+        self.device = device
+        self.gpu = device.gpu
+        self.engine = engine
+        self.flags = flags
+        self.lock = threading.RLock()
+        self.sticky: DriverError | None = None
+        self.fault_report: Any = None
+        self.destroyed = False
+        self.memory = MemoryManager(self, engine.uva)
+        self.streams: list[Stream] = []
+        self.zombies: list[Stream] = []
+        self.per_thread: dict[int, Stream] = {}
+        self.modules: list[Any] = []
+        self.events: set[Any] = set()
+        self.deferred: list[tuple[Any, int, Any]] = []   # (semaphore, fence, allocation)
+        self.limits = {"stack_size": device.model.default_stack_size,
+                       "printf_fifo_size": device.model.printf_fifo_size,
+                       "malloc_heap_size": device.model.malloc_heap_size}
+        self.gpu.fault_listeners.append(self._on_fault)
+        self.legacy = Stream(self, 0, StreamKind.LEGACY)
+
+    def __repr__(self) -> str:
+        return f"<mcContext {self.id} on device {self.device.ordinal}>"
+
+    # ------------------------------------------------------------ errors
+    def _on_fault(self, group: int, error: ChannelError) -> None:
+        """Called by the front end (device thread, GPU lock held)."""
+        if group != self.id or self.sticky is not None:
+            return
+        self.sticky = DriverError(error.code, error.message)
+        self.fault_report = error.report
+
+    def check(self) -> None:
+        """Raise the context's sticky error, if any."""
+        if self.destroyed:
+            raise DriverError(mcError_t.mcErrorContextIsDestroyed, f"{self!r} was destroyed")
+        if self.sticky is not None:
+            raise DriverError(self.sticky.code, self.sticky.message)
+
+    # ------------------------------------------------------------ streams
+    def all_streams(self) -> list[Stream]:
+        return [self.legacy, *self.streams, *self.per_thread.values(), *self.zombies]
+
+    def create_stream(self, flags: int = 0) -> Stream:
+        if flags & ~NON_BLOCKING:
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown stream flags 0x{flags:x}")
+        with self.lock:
+            s = Stream(self, flags)
+            self.streams.append(s)
+            return s
+
+    def stream(self, handle: Any) -> Stream:
+        """Resolve a user stream handle (None/0, mcStreamLegacy,
+        mcStreamPerThread or a Stream)."""
+        if handle is None or (isinstance(handle, int) and not isinstance(handle, bool)
+                              and handle in (0, STREAM_LEGACY)):
+            return self.legacy
+        if isinstance(handle, int) and not isinstance(handle, bool) and handle == STREAM_PER_THREAD:
+            with self.lock:
+                tid = threading.get_ident()
+                s = self.per_thread.get(tid)
+                if s is None:
+                    s = Stream(self, 0, StreamKind.PER_THREAD)
+                    self.per_thread[tid] = s
+                return s
+        if isinstance(handle, Stream):
+            if handle.destroyed:
+                raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{handle!r} was destroyed")
+            if handle.context is not self:
+                raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+                                  f"{handle!r} belongs to {handle.context!r}, not the current {self!r}")
+            return handle
+        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{handle!r} is not a stream handle")
+
+    def destroy_stream(self, stream: Stream) -> None:
+        """Returns at once; the channel is released once its work is done."""
+        if stream.kind is not StreamKind.CREATED:
+            raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+                              f"the {stream.kind.value} cannot be destroyed")
+        with self.lock:
+            stream.destroyed = True
+            self.streams.remove(stream)
+            self.zombies.append(stream)
+        self.reap()
+
+    # ------------------------------------------------------------ completion
+    def defer_free(self, stream: Stream, fence: int, allocation: Any) -> None:
+        with self.lock:
+            self.deferred.append((stream.channel.semaphore, fence, allocation))
+
+    def reap(self) -> None:
+        """Release driver memory and destroyed streams whose work retired."""
+        with self.lock:
+            keep = []
+            for sem, fence, alloc in self.deferred:
+                if sem.reached(fence):
+                    self.gpu.free_internal(alloc)
+                else:
+                    keep.append((sem, fence, alloc))
+            self.deferred = keep
+            for s in list(self.zombies):
+                if s.channel.idle():
+                    self.zombies.remove(s)
+                    s.channel.close()
+
+    def after_wait(self) -> None:
+        """Everything a synchronization point does once its wait returns:
+        deliver device printf, free retired memory, report sticky errors."""
+        self.gpu.flush_printf()
+        self.reap()
+        self.check()
+
+    def synchronize(self) -> None:
+        """Wait for all work of every stream of the context."""
+        self.check()
+        for s in self.all_streams():
+            s.wait()
+        self.after_wait()
+
+    def wait_idle_quietly(self) -> None:
+        """Wait for all work without raising (before freeing memory)."""
+        for s in self.all_streams():
+            s.wait()
+
+    # ------------------------------------------------------------ teardown
+    def destroy(self) -> None:
+        """Discard pending work, release every resource of the context."""
+        if self.destroyed:
+            return
+        self.gpu.frontend.kill_group(self.id, ChannelError(mcError_t.mcErrorContextIsDestroyed,
+                                                           "context destroyed"))
+        self.gpu.flush_printf()
+        with self.lock:
+            self.destroyed = True
+            for m in list(self.modules):
+                m.unload(sync=False)
+            for s in self.all_streams():
+                s.destroyed = True
+                s.channel.close()
+            self.streams.clear()
+            self.zombies.clear()
+            self.per_thread.clear()
+            for _sem, _fence, alloc in self.deferred:
+                self.gpu.free_internal(alloc)
+            self.deferred.clear()
+            self.memory.release_all()
+            if self._on_fault in self.gpu.fault_listeners:
+                self.gpu.fault_listeners.remove(self._on_fault)
+
+
+class ThreadState(threading.local):
+    """Per host thread: the current-context stack."""
+
+    def __init__(self) -> None:
+        self.stack: list[Context] = []
+        self.device: int | None = None   # runtime's chosen device before its context exists

@@ -1,0 +1,197 @@
+"""Process-global driver state: initialization, devices, and the context
+that the calling thread is using.
+
+Lazy, as seed 003 §3 describes: `init()` only enumerates devices (their
+DeviceModel), creating no GPU and no context; a device's SimGPU (memory plus
+its device thread) appears when its primary context is first needed, and the
+primary context is retained on first use. The current context is per host
+thread (a stack); the runtime's "current device" is the device of the top
+of that stack, or the device chosen by set_device before any context
+exists. A process has one Engine (`get_engine()`); tests replace it with
+`reset_engine()` to inject a fake executor or more devices.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+from gpudbg.driver.context import Context, ThreadState
+from gpudbg.driver.memory import UVARegistry
+from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.sim.device_model import DeviceModel
+from gpudbg.sim.gpu import SimGPU
+
+DRIVER_VERSION = 12080   # 1000*major + 10*minor: the CUDA 12.8 feature level
+RUNTIME_VERSION = 12080
+MAX_DEVICES = 16
+
+
+class Device:
+    def __init__(self, ordinal: int, model: DeviceModel, engine: "Engine"):
+        self.ordinal = ordinal
+        self.model = model
+        self.engine = engine
+        self._gpu: SimGPU | None = None
+        self.primary: Context | None = None
+        self.lock = threading.RLock()
+
+    @property
+    def gpu(self) -> SimGPU:
+        with self.lock:
+            if self._gpu is None:
+                self._gpu = SimGPU(self.model, self.ordinal, executor=self.engine.executor)
+                self.engine.uva.add_gpu(self._gpu)
+            return self._gpu
+
+    @property
+    def gpu_started(self) -> bool:
+        return self._gpu is not None
+
+    def primary_context(self) -> Context:
+        with self.lock:
+            if self.primary is None or self.primary.destroyed:
+                self.primary = Context(self, self.engine)
+            return self.primary
+
+    def reset(self) -> None:
+        """Destroy the primary context; the next use creates a fresh one."""
+        with self.lock:
+            if self.primary is not None:
+                self.primary.destroy()
+                self.primary = None
+
+    def __repr__(self) -> str:
+        return f"<mcDevice {self.ordinal}: {self.model.name}>"
+
+
+def _device_count_from_env() -> int:
+    raw = os.environ.get("GPUDBG_SIM_DEVICES", "1")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise DriverError(mcError_t.mcErrorInitializationError,
+                          f"GPUDBG_SIM_DEVICES={raw!r} is not an integer") from None
+    if not 0 <= n <= MAX_DEVICES:
+        raise DriverError(mcError_t.mcErrorInitializationError,
+                          f"GPUDBG_SIM_DEVICES={n} must be between 0 and {MAX_DEVICES}")
+    return n
+
+
+class Engine:
+    def __init__(self, num_devices: int | None = None, executor: Callable[..., Any] | None = None,
+                 model: DeviceModel | None = None):
+        self._num_devices = num_devices
+        self.executor = executor
+        self.model = model or DeviceModel()
+        self.devices: list[Device] = []
+        self.initialized = False
+        self.uva = UVARegistry()
+        self.threads = ThreadState()
+        self.lock = threading.RLock()
+
+    # ------------------------------------------------------------ init
+    def init(self, flags: int = 0) -> None:
+        if flags != 0:
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"init flags must be 0, got {flags!r}")
+        with self.lock:
+            if self.initialized:
+                return
+            n = self._num_devices if self._num_devices is not None else _device_count_from_env()
+            self.devices = [Device(i, self.model.for_ordinal(i), self) for i in range(n)]
+            self.initialized = True
+
+    def ensure_init(self) -> None:
+        if not self.initialized:
+            self.init(0)
+
+    # ------------------------------------------------------------ devices
+    def device_count(self) -> int:
+        self.ensure_init()
+        return len(self.devices)
+
+    def device(self, ordinal: Any) -> Device:
+        self.ensure_init()
+        if not self.devices:
+            raise DriverError(mcError_t.mcErrorNoDevice, "no simulated devices (GPUDBG_SIM_DEVICES=0)")
+        if isinstance(ordinal, bool) or not isinstance(ordinal, int) \
+                or not 0 <= ordinal < len(self.devices):
+            raise DriverError(mcError_t.mcErrorInvalidDevice,
+                              f"device {ordinal!r} is not in 0..{len(self.devices) - 1}")
+        return self.devices[ordinal]
+
+    # ------------------------------------------------------------ current context
+    def current_device(self) -> Device:
+        st = self.threads
+        if st.stack and not st.stack[-1].destroyed:
+            return st.stack[-1].device
+        return self.device(st.device if st.device is not None else 0)
+
+    def set_device(self, ordinal: int) -> None:
+        dev = self.device(ordinal)
+        st = self.threads
+        if st.stack and st.stack[-1] is st.stack[-1].device.primary:
+            st.stack.pop()
+        st.device = dev.ordinal
+
+    def current_context(self) -> Context:
+        """The calling thread's context, retaining the primary one on first use."""
+        st = self.threads
+        if st.stack:
+            top = st.stack[-1]
+            if not top.destroyed:
+                return top
+            st.stack.pop()
+            st.device = top.device.ordinal
+        ctx = self.current_device().primary_context()
+        st.stack.append(ctx)
+        return ctx
+
+    def push_context(self, ctx: Context) -> None:
+        self.threads.stack.append(ctx)
+
+    def pop_context(self) -> Context:
+        if not self.threads.stack:
+            raise DriverError(mcError_t.mcErrorInvalidValue, "the context stack is empty")
+        return self.threads.stack.pop()
+
+    def reset_device(self) -> None:
+        dev = self.current_device()
+        dev.reset()
+        st = self.threads
+        st.stack = [c for c in st.stack if not c.destroyed]
+        st.device = dev.ordinal
+
+    def resolve_pointer(self, ptr: int):
+        return self.uva.resolve(ptr)
+
+    # ------------------------------------------------------------ teardown
+    def shutdown(self) -> None:
+        for d in self.devices:
+            if d.primary is not None:
+                d.primary.destroy()
+            if d.gpu_started:
+                d.gpu.shutdown()
+
+
+_engine: Engine | None = None
+_engine_lock = threading.Lock()
+
+
+def get_engine() -> Engine:
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            _engine = Engine()
+        return _engine
+
+
+def reset_engine(num_devices: int | None = None, executor: Callable[..., Any] | None = None,
+                 model: DeviceModel | None = None) -> Engine:
+    """Shut the process engine down and start a fresh, uninitialized one."""
+    global _engine
+    with _engine_lock:
+        old, _engine = _engine, Engine(num_devices, executor, model)
+    if old is not None:
+        old.shutdown()
+    return _engine

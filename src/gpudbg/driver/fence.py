@@ -1,0 +1,90 @@
+"""Tracking semaphores: how the host knows what the GPU has finished.
+
+Each channel owns one 64-bit location in device memory (a SEMAPHORE
+allocation). The driver counts pushes on the host side (`issued`); the GPU
+writes the value of each SEM_RELEASE it executes into the location
+(`completed`, read straight from device memory, the single truth). "Work up
+to fence N is done" is `completed >= N`. Waiting is a wait on the GPU's
+condition variable, woken by the front end after every command, never a
+polling sleep. A channel error (fault, reset) retires everything and is
+recorded here so a woken waiter can tell "done" from "discarded".
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class ChannelError:
+    """Why a channel stopped: the error code its context reports and the
+    fault report (None for a reset or an internal front-end error)."""
+
+    code: Any  # mcError_t
+    message: str
+    report: Any = None  # gpudbg.sim.faults.FaultReport
+
+
+class TrackingSemaphore:
+    """One channel's semaphore: GPU-visible value plus host counters."""
+
+    def __init__(self, allocation: Any, cv: threading.Condition):
+        self.allocation = allocation
+        self.address: int = allocation.base
+        self._word = allocation.data[:8].view(np.uint64)
+        self._word[0] = 0
+        self.cv = cv
+        self.issued = 0       # fence values handed out by the host
+        self.error: ChannelError | None = None
+
+    @property
+    def completed(self) -> int:
+        """The value the GPU last released (finished-by-GPU)."""
+        return int(self._word[0])
+
+    def next_value(self) -> int:
+        """Allocate the fence value of the next push (caller holds cv)."""
+        self.issued += 1
+        return self.issued
+
+    def reached(self, value: int) -> bool:
+        return self.completed >= value or self.error is not None
+
+    def wait(self, value: int, timeout: float | None = None) -> bool:
+        """Block until fence `value` is retired (done or discarded). Returns
+        False only when `timeout` expired first."""
+        with self.cv:
+            return self.cv.wait_for(lambda: self.reached(value), timeout)
+
+    def idle(self) -> bool:
+        """Everything issued so far has retired."""
+        return self.reached(self.issued)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """'All work before this point' as (semaphore, value) entries, the unit
+    of stream sync, event record and stream-wait-event."""
+
+    entries: tuple[tuple[TrackingSemaphore, int], ...] = ()
+
+    def reached(self) -> bool:
+        return all(sem.reached(v) for sem, v in self.entries)
+
+    def wait(self, cv: threading.Condition) -> None:
+        with cv:
+            cv.wait_for(self.reached)
+
+    def errors(self) -> list[ChannelError]:
+        return [sem.error for sem, _ in self.entries if sem.error is not None]
+
+    def merged(self, other: "Marker") -> "Marker":
+        best: dict[int, tuple[TrackingSemaphore, int]] = {}
+        for sem, v in self.entries + other.entries:
+            cur = best.get(id(sem))
+            if cur is None or v > cur[1]:
+                best[id(sem)] = (sem, v)
+        return Marker(tuple(best.values()))

@@ -1,0 +1,167 @@
+"""The driver's memory manager: user allocations and the process-wide UVA
+registry that resolves any pointer to (device, allocation, kind, offset).
+
+Backing comes from each simulated GPU's GlobalMemory (every device owns a
+disjoint VA window, so one integer names one byte in the whole process).
+The registry adds what only the driver knows: which context made an
+allocation and with which API (device, pinned host, managed) and flags, so
+free functions can refuse the wrong kind and memcpy can infer directions.
+Driver-internal memory (rings, staging, launch descriptors) is not user
+visible: resolving it reports "not an allocation of this API".
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.sim.memory.spaces import Allocation, AllocationKind, InvalidFree, OutOfMemory
+
+USER_KINDS = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.HOST_PINNED,
+                        AllocationKind.MANAGED, AllocationKind.MODULE_GLOBAL,
+                        AllocationKind.MODULE_CONST})
+DEVICE_SIDE = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.MANAGED,
+                         AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST})
+HOST_SIDE = frozenset({AllocationKind.HOST_PINNED, AllocationKind.MANAGED})
+
+
+@dataclass
+class PointerInfo:
+    """What a pointer resolves to."""
+
+    gpu: Any
+    allocation: Allocation
+    offset: int
+    context: Any = None
+    flags: int = 0
+
+    @property
+    def kind(self) -> AllocationKind:
+        return self.allocation.kind
+
+    @property
+    def address(self) -> int:
+        return self.allocation.base + self.offset
+
+    @property
+    def remaining(self) -> int:
+        return self.allocation.size - self.offset
+
+    @property
+    def is_host(self) -> bool:
+        return self.kind is AllocationKind.HOST_PINNED
+
+    @property
+    def is_device(self) -> bool:
+        return self.kind in DEVICE_SIDE
+
+
+class UVARegistry:
+    """All GPUs' memories plus the driver's per-allocation records."""
+
+    def __init__(self) -> None:
+        self._gpus: list[Any] = []
+        self._records: dict[tuple[int, int], tuple[Any, int]] = {}   # (ordinal, base) -> (ctx, flags)
+        self.lock = threading.RLock()
+
+    def add_gpu(self, gpu: Any) -> None:
+        with self.lock:
+            self._gpus.append(gpu)
+
+    def resolve(self, ptr: int) -> PointerInfo | None:
+        """The user allocation containing ptr, or None."""
+        with self.lock:
+            for gpu in self._gpus:
+                mem = gpu.memory
+                if not mem.contains_range(ptr):
+                    continue
+                a = mem.find(ptr)
+                if a is None or a.kind not in USER_KINDS:
+                    return None
+                ctx, flags = self._records.get((gpu.ordinal, a.base), (None, 0))
+                return PointerInfo(gpu, a, ptr - a.base, ctx, flags)
+            return None
+
+    def describe(self, ptr: int) -> str:
+        with self.lock:
+            for gpu in self._gpus:
+                if gpu.memory.contains_range(ptr):
+                    return f"0x{ptr:x} {gpu.memory.describe(ptr)}"
+        return f"0x{ptr:x} is not a device, pinned host or managed address"
+
+    def record(self, gpu: Any, allocation: Allocation, ctx: Any, flags: int) -> None:
+        with self.lock:
+            self._records[(gpu.ordinal, allocation.base)] = (ctx, flags)
+
+    def forget(self, gpu: Any, base: int) -> None:
+        with self.lock:
+            self._records.pop((gpu.ordinal, base), None)
+
+
+class MemoryManager:
+    """One context's user allocations on its device."""
+
+    def __init__(self, context: Any, registry: UVARegistry):
+        self.context = context
+        self.gpu = context.gpu
+        self.registry = registry
+        self.live: dict[int, Allocation] = {}
+
+    def alloc(self, size: int, kind: AllocationKind, flags: int = 0, label: str = "") -> int:
+        """Allocate; size 0 gives the null pointer, as the API specifies."""
+        if not isinstance(size, int) or size < 0:
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"size must be a non-negative int, got {size!r}")
+        if size == 0:
+            return 0
+        try:
+            a = self.gpu.alloc_internal(size, kind, label or kind.value, align=256)
+        except OutOfMemory as e:
+            raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
+        self.registry.record(self.gpu, a, self.context, flags)
+        self.live[a.base] = a
+        return a.base
+
+    def free(self, ptr: int, kinds: Iterable[AllocationKind], api: str) -> None:
+        """Free a user pointer of one of `kinds`; the null pointer is a no-op."""
+        if not isinstance(ptr, int):
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: pointer must be an int, got {ptr!r}")
+        if ptr == 0:
+            return
+        a = self.live.get(ptr)
+        if a is None:
+            info = self.registry.resolve(ptr)
+            if info is not None and info.context is not None and info.context is not self.context \
+                    and info.offset == 0:
+                info.context.memory.free(ptr, kinds, api)
+                return
+            self._explain_bad_free(ptr, api)
+        kinds = frozenset(kinds)
+        if a.kind not in kinds:
+            what = "pinned host memory (use mcFreeHost)" if a.kind is AllocationKind.HOST_PINNED \
+                else f"a {a.kind.value} allocation"
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}(0x{ptr:x}): pointer is {what}")
+        try:
+            self.gpu.free_internal(a)
+        except InvalidFree as e:
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: {e.reason}") from None
+        del self.live[ptr]
+        self.registry.forget(self.gpu, ptr)
+
+    def _explain_bad_free(self, ptr: int, api: str) -> None:
+        mem = self.gpu.memory
+        if any(f.base == ptr for f in mem.freed_allocations()):
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: double free of 0x{ptr:x}")
+        inside = self.registry.resolve(ptr)
+        if inside is not None:
+            raise DriverError(mcError_t.mcErrorInvalidValue,
+                              f"{api}: 0x{ptr:x} points {inside.offset} bytes into the allocation "
+                              f"at 0x{inside.allocation.base:x}, not at its start")
+        raise DriverError(mcError_t.mcErrorInvalidValue,
+                          f"{api}: 0x{ptr:x} was not returned by an allocation function")
+
+    def release_all(self) -> None:
+        for base, a in list(self.live.items()):
+            self.gpu.free_internal(a)
+            self.registry.forget(self.gpu, base)
+        self.live.clear()

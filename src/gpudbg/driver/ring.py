@@ -1,0 +1,73 @@
+"""A ring buffer of 32-bit command words living in simulated device memory.
+
+The host is the only writer of `put` (wptr) and the GPU front end the only
+writer of `get` (rptr), both word offsets in [0, size). One word always stays
+free so that put == get means empty. Commands may straddle the end: words
+are addressed modulo the size, so wraparound needs no padding command. The
+ring does no locking of its own; the channel and front end hold the GPU's
+condition variable around every pointer update.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from gpudbg.driver.commands import Command, decode_one
+
+
+class RingFullError(ValueError):
+    """A single write larger than the ring can ever hold."""
+
+
+class Ring:
+    def __init__(self, allocation: Any, name: str):
+        if allocation.size < 16 or allocation.size % 4:
+            raise ValueError(f"ring {name}: size {allocation.size} must be a multiple of 4, >= 16")
+        self.allocation = allocation
+        self.name = name
+        self.base: int = allocation.base
+        self.words = allocation.data[: allocation.size].view(np.uint32)
+        self.size = len(self.words)
+        self.put = 0
+        self.get = 0
+
+    def used(self) -> int:
+        return (self.put - self.get) % self.size
+
+    def free(self) -> int:
+        return self.size - 1 - self.used()
+
+    def empty(self) -> bool:
+        return self.put == self.get
+
+    def write(self, words: Sequence[int]) -> None:
+        """Copy words at put and advance it (caller checked free())."""
+        n = len(words)
+        if n > self.free():
+            raise RingFullError(f"ring {self.name}: {n} words do not fit in {self.free()} free")
+        arr = np.asarray(words, dtype=np.uint32)
+        first = min(n, self.size - self.put)
+        self.words[self.put:self.put + first] = arr[:first]
+        if first < n:
+            self.words[: n - first] = arr[first:]
+        self.put = (self.put + n) % self.size
+
+    def word_at(self, offset: int) -> int:
+        return int(self.words[offset % self.size])
+
+    def decode_at(self, offset: int) -> Command:
+        """Decode the command whose header is at `offset` (wrapping)."""
+        def rd(i: int) -> int:
+            return self.word_at(offset + i)
+        return decode_one(rd, offset, self.name)
+
+    def pending(self) -> list[tuple[int, Command]]:
+        """Decode everything between get and put: (offset, command)."""
+        out = []
+        off = self.get
+        while off != self.put:
+            cmd = self.decode_at(off)
+            out.append((off, cmd))
+            off = (off + cmd.size_words) % self.size
+        return out

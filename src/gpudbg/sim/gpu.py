@@ -1,0 +1,97 @@
+"""One simulated GPU: its memory, its front end with the device thread, the
+table of loaded code, and the device-side printf FIFO.
+
+SimGPU is the hardware boundary the driver programs: it allocates memory,
+attaches channels, and reads results; it never interprets API semantics.
+The executor (the SMs) is injectable so the ring/fence/stream machinery can
+be tested without running PTX; by default it is
+`gpudbg.sim.executor.launch_grid`, imported on the first launch.
+"""
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, Callable
+
+from gpudbg.sim.device_model import DeviceModel
+from gpudbg.sim.frontend import Frontend
+from gpudbg.sim.memory.allocations import GlobalMemory
+from gpudbg.sim.memory.spaces import Allocation, AllocationKind
+
+Executor = Callable[..., Any]
+DEVICE_VA_SIZE = 1 << 40   # 1 TiB of VA per device; 16 devices stay below the shared window
+
+
+def _default_executor(*args: Any) -> Any:
+    from gpudbg.sim.executor import launch_grid
+    return launch_grid(*args)
+
+
+class SimGPU:
+    def __init__(self, model: DeviceModel | None = None, ordinal: int = 0,
+                 executor: Executor | None = None, memory: GlobalMemory | None = None):
+        self.model = model or DeviceModel()
+        self.ordinal = ordinal
+        # Each device gets its own VA window so one pointer names one byte
+        # process-wide (UVA).
+        self.memory = memory or GlobalMemory(
+            capacity=self.model.global_memory, base=GlobalMemory.GLOBAL_BASE + ordinal * DEVICE_VA_SIZE,
+            va_size=DEVICE_VA_SIZE)
+        self.executor: Executor = executor or _default_executor
+        self.cv = threading.Condition(threading.RLock())
+        self.functions: dict[int, Any] = {}     # code address -> KernelFunction
+        self.fault_listeners: list[Callable[[int, Any], None]] = []
+        self.internal_errors: list[BaseException] = []
+        self.notifications: list[tuple[int, int]] = []
+        self.last_launch_stats: Any = None
+        self.printf_buffer: list[str] = []
+        self.printf_sink = self.printf_buffer   # the executor appends here
+        self._printf_lock = threading.Lock()
+        self._grid_ids = 0
+        self.frontend = Frontend(self)
+
+    # ------------------------------------------------------------ memory
+    def alloc_internal(self, size: int, kind: AllocationKind, label: str = "",
+                       align: int = 256) -> Allocation:
+        """Driver-owned memory (rings, semaphores, launch descriptors, staging)."""
+        with self.cv:
+            return self.memory.alloc(size, kind, align=align, label=label)
+
+    def free_internal(self, allocation: Allocation) -> None:
+        with self.cv:
+            if not allocation.freed:
+                self.memory.free(allocation.base, allocation.kind)
+
+    # ------------------------------------------------------------ code
+    def register_function(self, function: Any) -> None:
+        self.functions[function.code_address] = function
+
+    def unregister_function(self, function: Any) -> None:
+        self.functions.pop(function.code_address, None)
+
+    def next_grid_id(self) -> int:
+        with self.cv:
+            self._grid_ids += 1
+            return self._grid_ids
+
+    # ------------------------------------------------------------ printf
+    def flush_printf(self, stream: Any = None) -> int:
+        """Write buffered device printf output to the host's stdout (looked up
+        now, so redirection works); returns the number of records."""
+        with self._printf_lock:
+            n = len(self.printf_buffer)
+            if n == 0:
+                return 0
+            records = self.printf_buffer[:n]
+            del self.printf_buffer[:n]
+        out = stream or sys.stdout
+        out.write("".join(records))
+        out.flush()
+        return n
+
+    # ------------------------------------------------------------ lifecycle
+    def shutdown(self) -> None:
+        self.frontend.stop()
+
+    def __repr__(self) -> str:
+        return f"SimGPU({self.ordinal}, {self.model.name!r})"
