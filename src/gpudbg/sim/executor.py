@@ -98,7 +98,7 @@ def run_wave(X: WaveExecution) -> None:
             idx = None
         else:
             idx = np.flatnonzero(sched == m)
-        pc = int(m)
+        pc = X.step_pc = int(m)
         nsel = X.n if idx is None else len(idx)
         sel = idx
         executed = 0

@@ -84,10 +84,13 @@ class Program:
         self.function_list = list(self.functions.values())
         for i, f in enumerate(self.function_list):
             self.function_of_pc[f.entry_pc:f.end_pc] = i
+        self._indirect_callees()
         self.recursive = self._recursive_functions()
+        self.saved_registers: dict[str, list[int]] = {}
         for name in self.recursive:
             info = self.functions[name]
-            nregs = len(self.registers_of(name))
+            self.saved_registers[name] = self._live_across_recursion(info)
+            nregs = len(self.saved_registers[name])
             pbytes = sum((self.param_vars[p] + 7) // 8 * 8 for p in info.param_names + info.return_names)
             info.save_offset = info.frame_size
             info.frame_size = (info.frame_size + 8 * nregs + pbytes + 15) // 16 * 16
@@ -223,6 +226,26 @@ class Program:
         lead[len(self.code)] = True
         return lead
 
+    def _indirect_callees(self) -> None:
+        """An indirect call may reach any function whose address the module
+        takes (in code or in a variable initializer), so those count as its
+        callees: their registers exist and their frames fit the stack."""
+        taken = set()
+        for v in self.module.globals.values():
+            for item in (v.initializer.items if v.initializer is not None else ()):
+                sym = item.symbol if isinstance(item, ir.GenericSymbol) else item
+                if isinstance(sym, ir.Symbol) and sym.name in self.functions:
+                    taken.add(sym.name)
+        for c in self.code:
+            if c.built.kind == "call":
+                continue
+            for o in c.inst.operands:
+                if isinstance(o, ir.Symbol) and o.name in self.functions:
+                    taken.add(o.name)
+        for c in self.code:
+            if c.built.kind == "call" and c.built.info.get("callee") is None:
+                self.functions[c.function].callees |= taken
+
     def _recursive_functions(self) -> set[str]:
         """Functions that can be re-entered while active (on a cycle)."""
         out = set()
@@ -238,6 +261,63 @@ class Program:
                 seen.add(n)
                 todo.extend(self.functions[n].callees)
         return out
+
+    def _live_across_recursion(self, info: FunctionInfo) -> list[int]:
+        """The registers of a recursive function that a nested activation
+        could clobber while the outer one still needs them: those live
+        after a call that can reach the function again (backward liveness
+        over its instructions). Only these go to the callee-saved area, as
+        ptxas saves only live callee-saved registers, so frames stay as
+        small as real ones and recursion depth matches the hardware's."""
+        lo, hi = info.entry_pc, info.end_pc
+        if hi <= lo:
+            return []
+        own = {k for k, (fn, _) in enumerate(self.reg_names) if fn == info.name}
+        fname = info.name
+        uses, defs, succ = [], [], []
+        for pc in range(lo, hi):
+            c = self.code[pc]
+            inst, b = c.inst, c.built
+            u = {self._reg_index[(fname, r)] for o in _source_operands(inst) for r in _registers_in(o)
+                 if (fname, r) in self._reg_index}
+            if inst.guard is not None:
+                u.add(self._reg_index[(fname, inst.guard.name)])
+            d = set()
+            if inst.guard is None:
+                for o in _dest_operands(inst):
+                    d |= {self._reg_index[(fname, r)] for r in _registers_in(o) if (fname, r) in self._reg_index}
+            uses.append(u)
+            defs.append(d)
+            nxt = []
+            if b.kind == "branch":
+                targets = b.info.get("targets")
+                if targets is None:
+                    targets = [b.info["target"]] if "target" in b.info else [pc + 1]
+                nxt = list(targets) + ([pc + 1] if inst.guard is not None or "target" not in b.info else [])
+            elif b.kind in ("ret", "exit"):
+                nxt = [pc + 1] if inst.guard is not None else []
+            else:
+                nxt = [pc + 1]
+            succ.append([t - lo for t in nxt if lo <= t < hi])
+        live_in = [set() for _ in range(hi - lo)]
+        changed = True
+        while changed:
+            changed = False
+            for i in range(hi - lo - 1, -1, -1):
+                out = set().union(*(live_in[j] for j in succ[i])) if succ[i] else set()
+                new = uses[i] | (out - defs[i])
+                if new != live_in[i]:
+                    live_in[i] = new
+                    changed = True
+        saved = set()
+        for i in range(hi - lo):
+            b = self.code[lo + i].built
+            if b.kind != "call":
+                continue
+            callee = b.info.get("callee")
+            if callee is None or fname in self.reachable(callee):
+                saved |= set().union(*(live_in[j] for j in succ[i])) if succ[i] else set()
+        return sorted(saved & own)
 
     def _registers_read(self) -> set[tuple[str, str]]:
         read = set()
@@ -312,6 +392,15 @@ def _source_operands(inst: ir.Instruction):
     if isinstance(first, ir.Address):
         return ops
     return rest
+
+
+def _dest_operands(inst: ir.Instruction):
+    ops = inst.operands
+    if not ops or inst.opcode in ("st", "red", "bra", "call", "prefetch", "cp", "brx", "ret", "exit", "trap"):
+        return ()
+    if inst.opcode in ("bar", "barrier"):
+        return ops[:1] if "red" in inst.modifiers else ()
+    return () if isinstance(ops[0], ir.Address) else ops[:1]
 
 
 def _registers_in(o):

@@ -46,6 +46,28 @@ def build_waves(model, function, grid, block, shared_bytes) -> WavePlan:
     return WavePlan(waves, per_sm, threads, wpb * WARP, wpb)
 
 
+class BlockAxes:
+    """blockIdx per slot, expanded from per-block values only for the axes
+    a kernel actually reads (most read x alone)."""
+
+    def __init__(self, per_block, slots_per_block: int):
+        self._per_block = per_block
+        self._spb = slots_per_block
+        self._slots: list = [None, None, None]
+
+    def __getitem__(self, axis: int) -> np.ndarray:
+        a = self._slots[axis]
+        if a is None:
+            a = self._slots[axis] = np.repeat(self._per_block[axis].astype(np.uint32), self._spb)
+        return a
+
+    def __len__(self) -> int:
+        return 3
+
+    def __iter__(self):
+        return (self[i] for i in range(3))
+
+
 def _layout(model, plan: WavePlan, grid, block, wave_blocks, cache: dict | None = None) -> WaveLayout:
     """Per-slot coordinates, built from one block's pattern tiled over the
     wave (memory copies rather than arithmetic over every slot); only the
@@ -56,7 +78,7 @@ def _layout(model, plan: WavePlan, grid, block, wave_blocks, cache: dict | None 
     bxs, bys, bzs = lin % gx, (lin // gx) % gy, lin // (gx * gy)
     bid = list(zip(bxs.tolist(), bys.tolist(), bzs.tolist()))
     spb = plan.slots_per_block
-    ctaid = tuple(np.repeat(a.astype(np.uint32), spb) for a in (bxs, bys, bzs))
+    ctaid = BlockAxes((bxs, bys, bzs), spb)
     if cache is not None and nb in cache:
         base = cache[nb]
         return WaveLayout(base.nthreads, base.block_of, base.tid, ctaid, base.sm, base.warp, base.lane,
@@ -98,9 +120,9 @@ class LaunchResources:
         nb = max((len(w) for w in plan.waves), default=0)
         shared = function.static_shared + int(shared_bytes)
         self.smem = SegmentedMemory(Space.SHARED, max(nb, 1), max(shared, 1))
-        self.smem.limits[:] = shared
+        self.smem.set_uniform_limit(shared)
         self.lmem = SegmentedMemory(Space.LOCAL, max(nmax, 1), max(local_size, 1))
-        self.lmem.limits[:] = local_size
+        self.lmem.set_uniform_limit(local_size)
         self._arrays: dict = {}
         self.layouts: dict = {}
 
@@ -165,6 +187,7 @@ class WaveExecution:
         self.steps = 0
         self.cycles = 0
         self.cycle_base = int(getattr(gpu, "clock_cycles", 0))
+        self.step_pc = 0  # first pc of the step being executed (see clock)
         self.printf_out: list[str] = []
         L = self.layout = _layout(self.model, plan, grid, block, wave_blocks, res.layouts)
         self.plan = plan
@@ -176,8 +199,13 @@ class WaveExecution:
                      for k, dt in enumerate(prog.reg_dtypes)]
         self.reg_ids = {id(a) for a in self.regs}  # identity of current register arrays
         entry = prog.functions[function.name].entry_pc
-        self.sched = np.where(L.valid, np.int64(entry), EXITED).astype(np.int64)
-        self.park_pc = np.zeros(n, dtype=np.int64)
+        self.all_valid = plan.threads_per_block == plan.slots_per_block
+        if self.all_valid:
+            self.sched = res.reuse("sched", (n,), np.int64)
+            self.sched.fill(entry)
+        else:
+            self.sched = np.where(L.valid, np.int64(entry), EXITED).astype(np.int64)
+        self.park_pc = res.reuse("park", (n,), np.int64)
         self.depth = res.zeros("depth", (n,), np.int64)
         self.max_depth = prog.max_call_depth(function.name, self.stack_limit())
         self.ret_stack = res.reuse("ret", (max(self.max_depth, 1), n), np.int64) if self.max_depth > 1 else \
@@ -187,8 +215,9 @@ class WaveExecution:
                        for name, size in prog.param_vars.items()}
         self.carry = res.zeros("carry", (n,), np.uint32)
         nb = len(wave_blocks)
-        self.block_live = np.bincount(L.block_of[L.valid], minlength=nb).astype(np.int64)
-        self.bar_wait = np.full(n, -1, dtype=np.int64)
+        self.block_live = np.full(nb, plan.threads_per_block, dtype=np.int64)
+        self.bar_wait = res.reuse("barwait", (n,), np.int64)
+        self.bar_wait.fill(-1)
         self.bar_arrivals = np.zeros((nb, NBARRIERS), dtype=np.int64)
         self.bar_expected = np.zeros((nb, NBARRIERS), dtype=np.int64)
         self.bar_redsum = np.zeros((nb, NBARRIERS), dtype=np.int64)
@@ -250,8 +279,12 @@ class WaveExecution:
         self.cycles += executed
 
     # ------------------------------------------------------------ time
-    def clock(self) -> int:
-        return self.cycle_base + self.cycles
+    def clock(self, at_pc: int | None = None) -> int:
+        """Device cycles so far; `at_pc` (a clock read's own pc) adds the
+        instructions of the current step before it, so two reads in one
+        basic block still differ, as on hardware."""
+        extra = at_pc - self.step_pc if at_pc is not None and at_pc >= self.step_pc else 0
+        return self.cycle_base + self.cycles + extra
 
     def globaltimer(self) -> int:
         khz = getattr(self.model, "clock_rate_khz", 1_980_000)
@@ -263,9 +296,12 @@ class WaveExecution:
 
     # ------------------------------------------------------------ exits
     def exit_threads(self, idx) -> None:
-        slots = self.all_slots if idx is None else idx
-        self.sched[slots] = EXITED
-        self.block_live -= np.bincount(self.layout.block_of[slots], minlength=len(self.block_live))
+        if idx is None:
+            self.sched.fill(EXITED)
+            self.block_live[:] = 0
+            return
+        self.sched[idx] = EXITED
+        self.block_live -= np.bincount(self.layout.block_of[idx], minlength=len(self.block_live))
         if (self.bar_arrivals > 0).any():
             self.release_barriers()
 
@@ -306,7 +342,7 @@ class WaveExecution:
         own frame (the callee-saved area after its locals) so the nested
         activation cannot clobber the outer one."""
         off = sp + np.uint64(info.save_offset)
-        for k in self.program.registers_of(info.name):
+        for k in self.program.saved_registers[info.name]:
             a = self.regs[k]
             dt = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
             self.lmem.store(slots, off, a[slots].astype(dt), dt)
@@ -317,13 +353,15 @@ class WaveExecution:
             words = (w + 7) // 8
             raw = np.zeros((len(slots), words * 8), dtype=np.uint8)
             raw[:, :w] = store[slots]
-            self.lmem.store(slots, off, raw.view(np.uint64), np.dtype(np.uint64), words) if words > 1 else \
-                self.lmem.store(slots, off, raw.view(np.uint64)[:, 0], np.dtype(np.uint64))
+            raw = raw.view(np.uint64)
+            # one word at a time: memory vector accesses are 1/2/4/8 wide only
+            for i in range(words):
+                self.lmem.store(slots, off + np.uint64(8 * i), np.ascontiguousarray(raw[:, i]), np.dtype(np.uint64))
             off = off + np.uint64(8 * words)
 
     def _restore_frame(self, slots, info, sp) -> None:
         off = sp + np.uint64(info.save_offset)
-        for k in self.program.registers_of(info.name):
+        for k in self.program.saved_registers[info.name]:
             a = self.regs[k]
             dt = a.dtype if a.dtype != np.bool_ else np.dtype(np.uint8)
             a[slots] = self.lmem.load(slots, off, dt).astype(a.dtype)
@@ -332,12 +370,16 @@ class WaveExecution:
             store = self.params[name]
             w = store.shape[1]
             words = (w + 7) // 8
-            v = self.lmem.load(slots, off, np.dtype(np.uint64), words) if words > 1 else \
-                self.lmem.load(slots, off, np.dtype(np.uint64))
-            store[slots] = np.ascontiguousarray(v).reshape(len(slots), -1).view(np.uint8)[:, :w]
+            v = np.empty((len(slots), words), dtype=np.uint64)
+            for i in range(words):
+                v[:, i] = self.lmem.load(slots, off + np.uint64(8 * i), np.dtype(np.uint64))
+            store[slots] = v.view(np.uint8)[:, :w]
             off = off + np.uint64(8 * words)
 
     def return_threads(self, idx) -> None:
+        if self.max_depth <= 1:  # no calls: every ret is the kernel's
+            self.exit_threads(idx)
+            return
         slots = self.all_slots if idx is None else idx
         depth = self.depth[slots]
         top = depth == 0
@@ -539,10 +581,15 @@ class WaveExecution:
         live = int(self.block_live[b])
         exp = int(self.bar_expected[b, bid]) or live
         arrived = int(self.bar_arrivals[b, bid])
-        msg = (f"barrier deadlock: {len(in_block)} thread(s) of block {self.block_idx_of(slot)} wait at "
+        ids, counts = np.unique(self.bar_wait[in_block], return_counts=True)
+        here = int(counts[ids == bid][0])
+        others = [f"{int(c)} at barrier {int(i)}" for i, c in zip(ids, counts) if i != bid]
+        elsewhere = live - len(in_block)
+        msg = (f"barrier deadlock: {here} thread(s) of block {self.block_idx_of(slot)} wait at "
                f"barrier {bid}, which expects {exp} thread(s) but only {arrived} arrived; "
-               f"{self.plan.threads_per_block - live} thread(s) of the block have exited and "
-               f"{live - len(in_block)} are waiting elsewhere or cannot arrive")
+               + (f"other threads of the block wait at other barriers ({', '.join(others)}); " if others else "")
+               + f"{self.plan.threads_per_block - live} thread(s) of the block have exited"
+               + (f" and {elsewhere} are waiting elsewhere or cannot arrive" if elsewhere else ""))
         r = self._report(CUDBGException.CUDBG_EXCEPTION_NONE, msg, pc, slot)
         r.hang = HangKind.BARRIER_DEADLOCK
         return r

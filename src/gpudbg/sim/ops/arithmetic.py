@@ -59,7 +59,7 @@ def _float_mods(m: Mods):
 
 def _half_op(name):
     from gpudbg.sim.arith import half as H
-    fn = getattr(H, f"{name}_half", None)
+    fn = getattr(H, f"half_{name}", None)
     if fn is None:
         raise UnsupportedInstruction(f"{name} on half-precision types is not supported")
     return fn
@@ -77,7 +77,7 @@ def build_add(inst: ir.Instruction, tc) -> Built:
         m.finish()
         if t.name in _HALF:
             hf = _half_op(inst.opcode)
-            return _binary(tc, inst, t, lambda a, b: hf(a, b, t.name, rnd, ftz, fsat or sat))
+            return _binary(tc, inst, t, lambda a, b: hf(a, b, t.name, rnd or "rn", ftz, fsat or sat))
         if rnd in (None, "rn") and not ftz and not (sat or fsat):
             return _binary(tc, inst, t, np.subtract if sub else np.add)
         f = F.sub if sub else F.add
@@ -140,7 +140,7 @@ def build_mul(inst, tc) -> Built:
         m.finish()
         if t.name in _HALF:
             hf = _half_op("mul")
-            return _binary(tc, inst, t, lambda a, b: hf(a, b, t.name, rnd, ftz, sat))
+            return _binary(tc, inst, t, lambda a, b: hf(a, b, t.name, rnd or "rn", ftz, sat))
         if rnd in (None, "rn") and not ftz and not sat:
             return _binary(tc, inst, t, np.multiply)
         return _binary(tc, inst, t, lambda a, b: F.mul(a, b, rnd=rnd, ftz=ftz, sat=sat))

@@ -70,7 +70,7 @@ def build_brx(inst, tc) -> Built:
             raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_PC,
                             f"brx.idx index {int(i[bad])} is outside its {len(pcs)}-entry target list", bad)
         X.set_pc(idx, pcs[i])
-    return Built(control=control, kind="branch")
+    return Built(control=control, kind="branch", info={"targets": pcs.tolist()})
 
 
 @op("exit")

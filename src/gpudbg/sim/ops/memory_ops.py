@@ -269,8 +269,11 @@ def build_atom(inst, tc) -> Built:
 
     def run(X, idx):
         n = _count(X, idx)
-        vals = _as_lanes(b(X, idx), n, dtype)
-        cmp = _as_lanes(c(X, idx), n, dtype) if c is not None else None
+        if c is None:
+            vals, cmp = _as_lanes(b(X, idx), n, dtype), None
+        else:
+            # atom.cas d, [a], b, c: b is the compare value, c the new value
+            vals, cmp = _as_lanes(c(X, idx), n, dtype), _as_lanes(b(X, idx), n, dtype)
         old = mem.atomic(X, idx, opname, vals, dtype, cmp, want_old=not dead)
         if old is not None:
             d(X, idx, old)

@@ -66,12 +66,13 @@ def special_reader(tc, sreg: ir.SpecialRegister):
         return lambda X, idx: np.uint64(X.grid_id)
     if name.startswith("%lanemask_"):
         return _per_thread(_lanemask(name[len("%lanemask_"):]))
+    pc = tc.pc
     if name == "%clock":
-        return lambda X, idx: np.uint32(X.clock() & 0xFFFFFFFF)
+        return lambda X, idx: np.uint32(X.clock(pc) & 0xFFFFFFFF)
     if name == "%clock_hi":
-        return lambda X, idx: np.uint32(X.clock() >> 32)
+        return lambda X, idx: np.uint32((X.clock(pc) >> 32) & 0xFFFFFFFF)
     if name == "%clock64":
-        return lambda X, idx: np.uint64(X.clock())
+        return lambda X, idx: np.uint64(X.clock(pc))
     if name == "%globaltimer":
         return lambda X, idx: np.uint64(X.globaltimer())
     if name == "%globaltimer_lo":
