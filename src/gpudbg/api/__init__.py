@@ -1,0 +1,14 @@
+"""The Pythonic layer: devices, arrays, modules and kernels over mc* calls.
+
+Built only on the functions of gpudbg.runtime.mc, so it is one more client
+of the runtime rather than a second path to the device: whatever a C-style
+mc* program would see (ordering, sticky errors, fault reports) a Pythonic
+program sees too, as typed exceptions.
+"""
+from gpudbg.api.device import Device, Stream, synchronize
+from gpudbg.api.errors import DEVICE_FAULT_CODES, GPUError, KernelFaultError
+from gpudbg.api.memory import DeviceArray, device_array, to_device, zeros
+from gpudbg.api.module import Kernel, Module
+
+__all__ = ["Device", "Stream", "synchronize", "GPUError", "KernelFaultError", "DEVICE_FAULT_CODES",
+           "DeviceArray", "device_array", "to_device", "zeros", "Kernel", "Module"]
