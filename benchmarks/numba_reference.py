@@ -28,10 +28,15 @@ def time_numba_kernels() -> dict[str, tuple[float, int]]:
     def reduce(inp, out, n):
         s = cuda.shared.array(256, dtype=float32)
         t = cuda.threadIdx.x
-        i = cuda.blockIdx.x * cuda.blockDim.x + t
-        s[t] = inp[i] if i < n else 0.0
+        i = cuda.blockIdx.x * 512 + t
+        v = float32(0.0)
+        if i < n:
+            v = inp[i]
+        if i + 256 < n:
+            v += inp[i + 256]
+        s[t] = v
         cuda.syncthreads()
-        k = cuda.blockDim.x // 2
+        k = 128
         while k > 0:
             if t < k:
                 s[t] += s[t + k]
@@ -61,7 +66,7 @@ def time_numba_kernels() -> dict[str, tuple[float, int]]:
     def histogram(data, bins, n):
         i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
         if i < n:
-            cuda.atomic.add(bins, data[i] & 255, 1)
+            cuda.atomic.add(bins, data[i], 1)
 
     out: dict[str, tuple[float, int]] = {}
     rng = np.random.default_rng(0)
@@ -71,18 +76,18 @@ def time_numba_kernels() -> dict[str, tuple[float, int]]:
         fn()
         return time.perf_counter() - t
 
-    n = 1024
+    n = 16384
     x = rng.random(n, dtype=np.float32)
     y = rng.random(n, dtype=np.float32)
     out["saxpy"] = (timed(lambda: saxpy[n // 256, 256](n, np.float32(2.5), x, y)), n)
-    res = np.zeros(n // 256, dtype=np.float32)
-    out["reduction"] = (timed(lambda: reduce[n // 256, 256](x, res, n)), n)
-    N = 32
+    res = np.zeros(n // 512, dtype=np.float32)
+    out["reduction"] = (timed(lambda: reduce[n // 512, 256](x, res, n)), n)
+    N = 48
     A = rng.random((N, N), dtype=np.float32)
     B = rng.random((N, N), dtype=np.float32)
     C = np.zeros((N, N), dtype=np.float32)
     out["matmul"] = (timed(lambda: matmul[(N // 16, N // 16), (16, 16)](A, B, C, N)), N * N * N)
-    data = rng.integers(0, 256, n, dtype=np.uint32)
+    data = np.minimum(rng.exponential(40.0, n), 255).astype(np.uint8)
     bins = np.zeros(256, dtype=np.uint32)
     out["histogram"] = (timed(lambda: histogram[n // 256, 256](data, bins, n)), n)
     return out

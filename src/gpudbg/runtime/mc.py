@@ -547,4 +547,12 @@ def fault_report() -> Any:
     return dev.primary.fault_report if dev.primary is not None else None
 
 
-__all__ = [n for n in dir() if n.startswith("mc")] + ["host_view", "last_error_message", "fault_report"]
+def last_launch_stats() -> Any:
+    """The simulator's statistics for the current device's most recent
+    kernel launch (thread-instructions, waves, blocks per SM), or None
+    (gpudbg extension, for benchmarks and tools)."""
+    return get_engine().current_device().gpu.last_launch_stats
+
+
+__all__ = [n for n in dir() if n.startswith("mc")] + ["host_view", "last_error_message", "fault_report",
+                                                       "last_launch_stats"]

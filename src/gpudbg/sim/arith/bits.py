@@ -9,6 +9,7 @@ Not here: the SIMD video instructions (video.py).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import (ArithError, all_ones, as_int, bits_of, check_mode, from_u,
                       like, quiet, to_u)
@@ -21,7 +22,7 @@ def _amount(n, width: int) -> np.ndarray:
 
 
 @quiet
-def shl(a, n) -> np.ndarray:
+def shl(a: ArrayLike, n: ArrayLike) -> np.ndarray:
     """shl: amounts >= the width give 0."""
     a = as_int(a)
     w = bits_of(a.dtype)
@@ -33,7 +34,7 @@ def shl(a, n) -> np.ndarray:
 
 
 @quiet
-def shr(a, n) -> np.ndarray:
+def shr(a: ArrayLike, n: ArrayLike) -> np.ndarray:
     """shr: .s fills with the sign bit, .u/.b with zeros; amounts clamp at the width."""
     a = as_int(a)
     w = bits_of(a.dtype)
@@ -54,7 +55,7 @@ def _popc_u64(x: np.ndarray) -> np.ndarray:
 
 
 @quiet
-def popc(a) -> np.ndarray:
+def popc(a: ArrayLike) -> np.ndarray:
     """popc: number of set bits, as uint32."""
     return _popc_u64(to_u(as_int(a)))
 
@@ -74,7 +75,7 @@ def bit_length(u: np.ndarray, width: int) -> np.ndarray:
 
 
 @quiet
-def clz(a) -> np.ndarray:
+def clz(a: ArrayLike) -> np.ndarray:
     """clz: leading zero count (width for 0), as uint32."""
     a = as_int(a)
     w = bits_of(a.dtype)
@@ -82,7 +83,7 @@ def clz(a) -> np.ndarray:
 
 
 @quiet
-def bfind(a, shiftamt: bool = False) -> np.ndarray:
+def bfind(a: ArrayLike, shiftamt: bool = False) -> np.ndarray:
     """bfind: bit position of the most significant non-sign bit, 0xFFFFFFFF if none.
 
     For .s types that is the highest 1 of a non-negative value and the highest
@@ -100,7 +101,7 @@ def bfind(a, shiftamt: bool = False) -> np.ndarray:
 
 
 @quiet
-def brev(a) -> np.ndarray:
+def brev(a: ArrayLike) -> np.ndarray:
     """brev: reverse the bit order."""
     a = as_int(a)
     w = bits_of(a.dtype)
@@ -123,7 +124,7 @@ def _low_mask(length: np.ndarray, width: int) -> np.ndarray:
 
 
 @quiet
-def bfe(a, pos, length) -> np.ndarray:
+def bfe(a: ArrayLike, pos: ArrayLike, length: ArrayLike) -> np.ndarray:
     """bfe: extract length bits from pos; .s types sign-extend from the field's msb.
 
     pos and length are taken mod 256 (& 0xff); bits past the msb read as the
@@ -146,7 +147,7 @@ def bfe(a, pos, length) -> np.ndarray:
 
 
 @quiet
-def bfi(a, b, pos, length) -> np.ndarray:
+def bfi(a: ArrayLike, b: ArrayLike, pos: ArrayLike, length: ArrayLike) -> np.ndarray:
     """bfi: insert the low length bits of a into b at pos (pos, length & 0xff)."""
     b = as_int(b)
     a = like(a, b.dtype)
@@ -164,7 +165,7 @@ def bfi(a, b, pos, length) -> np.ndarray:
 
 
 @quiet
-def fns(mask, base, offset) -> np.ndarray:
+def fns(mask: ArrayLike, base: ArrayLike, offset: ArrayLike) -> np.ndarray:
     """fns.b32: position of the |offset|-th set bit of mask counting from base.
 
     Positive offsets search upward, negative downward, offset 0 tests base
@@ -190,7 +191,7 @@ def fns(mask, base, offset) -> np.ndarray:
 
 
 @quiet
-def bmsk(a, b, mode: str = "clamp") -> np.ndarray:
+def bmsk(a: ArrayLike, b: ArrayLike, mode: str = "clamp") -> np.ndarray:
     """bmsk.{clamp,wrap}.b32: a mask of b bits starting at bit a.
 
     wrap takes both operands mod 32; clamp gives 0 for a >= 32 and fills to
@@ -224,7 +225,7 @@ _PRMT_MODES: dict[str, tuple[tuple[int, int, int, int], ...]] = {
 
 
 @quiet
-def prmt(a, b, c, mode: str | None = None) -> np.ndarray:
+def prmt(a: ArrayLike, b: ArrayLike, c: ArrayLike, mode: str | None = None) -> np.ndarray:
     """prmt.b32: pick bytes of {b, a} (a = bytes 0-3, b = 4-7) under control c.
 
     Default mode: nibble i of c selects byte i (bits 2..0) and bit 3 replaces
@@ -258,7 +259,7 @@ def prmt(a, b, c, mode: str | None = None) -> np.ndarray:
 
 
 @quiet
-def shf(a, b, c, direction: str, mode: str = "clamp") -> np.ndarray:
+def shf(a: ArrayLike, b: ArrayLike, c: ArrayLike, direction: str, mode: str = "clamp") -> np.ndarray:
     """shf.{l,r}.{wrap,clamp}.b32: funnel shift of the 64-bit value b:a.
 
     .l returns the upper 32 bits of (b:a) << n, .r the lower 32 of (b:a) >> n;
@@ -279,7 +280,7 @@ def shf(a, b, c, direction: str, mode: str = "clamp") -> np.ndarray:
 
 
 @quiet
-def lop3(a, b, c, lut) -> np.ndarray:
+def lop3(a: ArrayLike, b: ArrayLike, c: ArrayLike, lut: ArrayLike) -> np.ndarray:
     """lop3.b32: bitwise f(a, b, c) where lut = f(0xF0, 0xCC, 0xAA)."""
     a = as_int(a)
     ua = to_u(a)
@@ -294,7 +295,7 @@ def lop3(a, b, c, lut) -> np.ndarray:
 
 
 @quiet
-def cnot(a) -> np.ndarray:
+def cnot(a: ArrayLike) -> np.ndarray:
     """cnot: 1 if a == 0 else 0, in a's type."""
     a = as_int(a)
     return (a == 0).astype(a.dtype)

@@ -10,6 +10,7 @@ are not handled here.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import ArithError, quiet
 from gpudbg.ptx.types import ptx_type
@@ -24,7 +25,7 @@ COMPARISONS = tuple(_ORDERED) + tuple(_UNSIGNED) + tuple(_UNORDERED) + ("num", "
 
 
 @quiet
-def compare(a, b, cmp: str, type: str) -> np.ndarray:  # noqa: A002 - PTX term
+def compare(a: ArrayLike, b: ArrayLike, cmp: str, type: str) -> np.ndarray:  # noqa: A002 - PTX term
     """Evaluate `a cmp b` for PTX type name `type`."""
     t = ptx_type(type)
     if cmp not in COMPARISONS:

@@ -12,6 +12,7 @@ Not here: the fp8 (e4m3/e5m2) formats and .satfinite.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import INT_ROUNDING_MODES, ROUNDING_MODES, ArithError, quiet
 from gpudbg.ptx.types import PTXType, ptx_type
@@ -103,7 +104,7 @@ def _int_to_int(x, dst: PTXType, src: PTXType, sat: bool) -> np.ndarray:
 
 
 @quiet
-def cvt(x, dst: str, src: str, rnd: str | None = None, ftz: bool = False,
+def cvt(x: ArrayLike, dst: str, src: str, rnd: str | None = None, ftz: bool = False,
         sat: bool = False, relu: bool = False) -> np.ndarray:
     """cvt{.rnd}{.ftz}{.sat}{.relu}.dst.src: convert x (src dtype) to dst's dtype.
 
@@ -158,7 +159,7 @@ def _to_tf32(v: np.ndarray, rnd: str, sat: bool, relu: bool) -> np.ndarray:
 
 
 @quiet
-def cvt_pack(a, b, dst: str, rnd: str = "rn", relu: bool = False, sat: bool = False) -> np.ndarray:
+def cvt_pack(a: ArrayLike, b: ArrayLike, dst: str, rnd: str = "rn", relu: bool = False, sat: bool = False) -> np.ndarray:
     """cvt.rnd{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b: a goes to the
     upper half of d, b to the lower half (uint32 result)."""
     if dst not in ("f16x2", "bf16x2"):

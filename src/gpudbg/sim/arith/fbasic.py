@@ -10,6 +10,7 @@ canonical NaN bit pattern NVIDIA GPUs produce (f32 0x7FFFFFFF, f16/bf16
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import ArithError, quiet
 
@@ -22,7 +23,7 @@ _MIN_NORMAL = {np.dtype(np.float16): 2.0 ** -14, np.dtype(np.float32): 2.0 ** -1
 _UINT = {2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def as_float(a) -> np.ndarray:
+def as_float(a: ArrayLike) -> np.ndarray:
     a = np.asarray(a)
     if a.dtype not in _MIN_NORMAL:
         raise ArithError(f"float16/float32/float64 operand expected, got {a.dtype}")
@@ -42,7 +43,7 @@ def canonicalize(r: np.ndarray) -> np.ndarray:
 
 
 @quiet
-def flush_subnormals(a) -> np.ndarray:
+def flush_subnormals(a: ArrayLike) -> np.ndarray:
     """.ftz: subnormal values become zero of the same sign."""
     a = as_float(a)
     tiny = np.abs(a) < a.dtype.type(_MIN_NORMAL[a.dtype])
@@ -50,7 +51,7 @@ def flush_subnormals(a) -> np.ndarray:
 
 
 @quiet
-def saturate(a) -> np.ndarray:
+def saturate(a: ArrayLike) -> np.ndarray:
     """.sat: clamp to [+0.0, 1.0]; NaN (and -0.0) give +0.0."""
     a = as_float(a)
     t = a.dtype.type
@@ -76,7 +77,7 @@ def _from_bits(u: np.ndarray, dt: np.dtype) -> np.ndarray:
 
 
 @quiet
-def abs(a, ftz: bool = False) -> np.ndarray:  # noqa: A001 - PTX name
+def abs(a: ArrayLike, ftz: bool = False) -> np.ndarray:  # noqa: A001 - PTX name
     """abs.f: clears the sign bit (NaN payloads kept; PTX leaves them unspecified)."""
     a = as_float(a)
     if ftz:
@@ -86,7 +87,7 @@ def abs(a, ftz: bool = False) -> np.ndarray:  # noqa: A001 - PTX name
 
 
 @quiet
-def neg(a, ftz: bool = False) -> np.ndarray:
+def neg(a: ArrayLike, ftz: bool = False) -> np.ndarray:
     """neg.f: flips the sign bit."""
     a = as_float(a)
     if ftz:
@@ -96,7 +97,7 @@ def neg(a, ftz: bool = False) -> np.ndarray:
 
 
 @quiet
-def copysign(a, b) -> np.ndarray:
+def copysign(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """copysign.f d, a, b: b's magnitude with a's sign (PTX operand order)."""
     a = as_float(a)
     b = np.asarray(b).astype(a.dtype)
@@ -107,7 +108,7 @@ _TESTP = ("finite", "infinite", "number", "notanumber", "normal", "subnormal")
 
 
 @quiet
-def testp(a, op: str) -> np.ndarray:
+def testp(a: ArrayLike, op: str) -> np.ndarray:
     """testp.op: IEEE class test, as bool."""
     a = as_float(a)
     tiny = a.dtype.type(_MIN_NORMAL[a.dtype])
@@ -152,7 +153,7 @@ def _minmax(a, b, nan: bool, ftz: bool, xorsign_abs: bool, want_min: bool) -> np
 
 
 @quiet
-def min(a, b, nan: bool = False, ftz: bool = False, xorsign_abs: bool = False) -> np.ndarray:  # noqa: A001
+def min(a: ArrayLike, b: ArrayLike, nan: bool = False, ftz: bool = False, xorsign_abs: bool = False) -> np.ndarray:  # noqa: A001
     """min.f{.NaN}{.xorsign.abs}: one NaN operand gives the other; two NaNs (or,
     with nan=True, any NaN) give the canonical NaN; -0 < +0.  With
     xorsign_abs the minimum of |a|, |b| gets sign(a) xor sign(b)."""
@@ -160,6 +161,6 @@ def min(a, b, nan: bool = False, ftz: bool = False, xorsign_abs: bool = False) -
 
 
 @quiet
-def max(a, b, nan: bool = False, ftz: bool = False, xorsign_abs: bool = False) -> np.ndarray:  # noqa: A001
+def max(a: ArrayLike, b: ArrayLike, nan: bool = False, ftz: bool = False, xorsign_abs: bool = False) -> np.ndarray:  # noqa: A001
     """max.f: as min, mirrored."""
     return _minmax(a, b, nan, ftz, xorsign_abs, False)

@@ -6,16 +6,19 @@ by the exact sign of its error (rounding.nudge), computed error-free:
   f32: in float64, where the products/residuals needed are exact;
   f64: TwoSum / Dekker TwoProduct on frexp-scaled operands (so subnormal
        results and overflow are handled), residual signs summed exactly.
-fma rounds once: the exact a*b + c is an unevaluated sum of f64 terms
-(f32: one exact product plus c; f64: TwoProduct on scaled mantissas, terms
-whose exponent lies >200 binades below the other term replaced by a sticky
-term of the same sign) and rounding.round_oracle picks the correctly
-rounded value in every mode.  f16 goes through round_terms throughout.
+fma rounds once.  f32/f16: the product is exact in f64, TwoSum(p, c) plus
+round-to-odd leaves enough sticky bits that one numpy cast is RN
+(rounding.round_sum2).  f64: Boldo-Melquiond (TwoProduct, TwoSum, an
+odd-rounded tail, one RN add) on lanes well inside the exponent range; the
+rest (subnormal/huge results or operands) go through frexp-scaled terms and
+rounding.round_oracle, a term >200 binades below the other replaced by a
+same-signed sticky term.  All modes are exact, with no residual cases known.
 Not here: approximate transcendentals (fapprox.py), bf16 (half.py).
 """
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import ArithError, quiet
 from .fbasic import as_float, finish, flush_subnormals
@@ -55,7 +58,7 @@ def _overflow_sign(r, es, finite_in):
 
 
 @quiet
-def add(a, b, rnd: str | None = None, ftz: bool = False, sat: bool = False) -> np.ndarray:
+def add(a: ArrayLike, b: ArrayLike, rnd: str | None = None, ftz: bool = False, sat: bool = False) -> np.ndarray:
     """add{.rnd}{.ftz}{.sat}.f16/f32/f64, correctly rounded in every mode."""
     mode = _rnd(rnd)
     a, b = _prep((a, b), ftz)
@@ -83,7 +86,7 @@ def add(a, b, rnd: str | None = None, ftz: bool = False, sat: bool = False) -> n
 
 
 @quiet
-def sub(a, b, rnd: str | None = None, ftz: bool = False, sat: bool = False) -> np.ndarray:
+def sub(a: ArrayLike, b: ArrayLike, rnd: str | None = None, ftz: bool = False, sat: bool = False) -> np.ndarray:
     """sub: a + (-b), exactly as add rounds it."""
     a = as_float(a)
     b = np.asarray(b).astype(a.dtype)
@@ -96,7 +99,7 @@ def _scaled(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 @quiet
-def mul(a, b, rnd: str | None = None, ftz: bool = False, sat: bool = False) -> np.ndarray:
+def mul(a: ArrayLike, b: ArrayLike, rnd: str | None = None, ftz: bool = False, sat: bool = False) -> np.ndarray:
     """mul{.rnd}{.ftz}{.sat}.f16/f32/f64, correctly rounded in every mode."""
     mode = _rnd(rnd)
     a, b = _prep((a, b), ftz)
@@ -138,7 +141,7 @@ def _fma64(a, b, c, mode):
     big, tiny = 2.0 ** 995, 2.0 ** -960
     mag = np.abs(r)
     safe = ((np.abs(a) < big) & (np.abs(b) < big) & (np.abs(c) < big)
-            & ((p == 0) | (np.abs(p) > tiny)) & (mag > tiny) & (mag < big))
+            & ((a == 0) | (b == 0) | (np.abs(p) > tiny)) & (mag > tiny) & (mag < big))
     if mode != "rn":
         r = nudge(r, sign_of_sum([th, tl, e, -r]), mode)
     exact_zero = np.zeros(r.shape, bool)
@@ -177,7 +180,7 @@ def _fma64_scaled(a, b, c, mode):
 
 
 @quiet
-def fma(a, b, c, rnd: str | None = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:
+def fma(a: ArrayLike, b: ArrayLike, c: ArrayLike, rnd: str | None = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:
     """fma.rnd{.ftz}{.sat}.f16/f32/f64: a*b + c with a single rounding."""
     mode = _rnd(rnd)
     a, b, c = _prep((a, b, c), ftz)
@@ -199,7 +202,7 @@ def fma(a, b, c, rnd: str | None = "rn", ftz: bool = False, sat: bool = False) -
     return finish(r, ftz, sat)
 
 
-def mad(a, b, c, rnd: str | None = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:
+def mad(a: ArrayLike, b: ArrayLike, c: ArrayLike, rnd: str | None = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:
     """mad.rnd.f32/f64 is fma (PTX: mad with a rounding modifier is fused)."""
     return fma(a, b, c, rnd, ftz, sat)
 
@@ -229,7 +232,7 @@ _DIV_MODES = ("approx", "full", "rn", "rz", "rm", "rp")
 
 
 @quiet
-def div(a, b, mode: str = "rn", ftz: bool = False) -> np.ndarray:
+def div(a: ArrayLike, b: ArrayLike, mode: str = "rn", ftz: bool = False) -> np.ndarray:
     """div.{approx,full,rn,rz,rm,rp}{.ftz}.f32 and div.rnd.f64.
 
     .approx is a * rcp(b) with the reciprocal rounded to nearest and, as on
@@ -257,7 +260,7 @@ _RCP_MODES = ("approx", "rn", "rz", "rm", "rp")
 
 
 @quiet
-def rcp(a, mode: str = "rn", ftz: bool = False) -> np.ndarray:
+def rcp(a: ArrayLike, mode: str = "rn", ftz: bool = False) -> np.ndarray:
     """rcp.{approx,rnd}{.ftz}.f32, rcp.rnd.f64, rcp.approx.ftz.f64.
 
     .approx (PTX: max 1 ulp for f32) is computed correctly rounded; for f64
@@ -282,7 +285,7 @@ def rcp(a, mode: str = "rn", ftz: bool = False) -> np.ndarray:
 
 
 @quiet
-def sqrt(a, mode: str = "rn", ftz: bool = False) -> np.ndarray:
+def sqrt(a: ArrayLike, mode: str = "rn", ftz: bool = False) -> np.ndarray:
     """sqrt.{approx,rnd}{.ftz}.f32, sqrt.rnd.f64 (.approx: computed correctly
     rounded, inside PTX's 2^-23 relative-error bound)."""
     if mode not in _RCP_MODES:

@@ -12,6 +12,7 @@ is not done at all.  Packed forms apply the scalar op to the low half
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import ArithError, quiet
 from . import fbasic
@@ -21,24 +22,24 @@ _TYPES = ("f16", "bf16", "f16x2", "bf16x2")
 
 
 @quiet
-def bf16_to_f32(u) -> np.ndarray:
+def bf16_to_f32(u: ArrayLike) -> np.ndarray:
     """Widen raw bf16 bits to float32 (exact)."""
     return bf16_bits_to_f64(u).astype(np.float32)
 
 
 @quiet
-def f32_to_bf16(x, rnd: str = "rn") -> np.ndarray:
+def f32_to_bf16(x: ArrayLike, rnd: str = "rn") -> np.ndarray:
     """Round float32 (or float64) values to bf16 bits in mode rnd; NaN -> 0x7FFF."""
     return _encode(_round1(np.asarray(x).astype(np.float64), BF16, rnd), BF16)
 
 
 @quiet
-def f16_to_f32(x) -> np.ndarray:
+def f16_to_f32(x: ArrayLike) -> np.ndarray:
     return np.asarray(x).astype(np.float16).astype(np.float32)
 
 
 @quiet
-def f32_to_f16(x, rnd: str = "rn") -> np.ndarray:
+def f32_to_f16(x: ArrayLike, rnd: str = "rn") -> np.ndarray:
     """Round float32/float64 values to float16 in mode rnd (correct in all modes)."""
     return _encode(_round1(np.asarray(x).astype(np.float64), F16, rnd), F16)
 
@@ -58,7 +59,7 @@ def _encode(v: np.ndarray, fmt: Fmt) -> np.ndarray:
 
 
 @quiet
-def pack_x2(lo, hi) -> np.ndarray:
+def pack_x2(lo: ArrayLike, hi: ArrayLike) -> np.ndarray:
     """Pack two 16-bit halves (float16 values or bf16 bits) into uint32, lo = element 0."""
     def bits(h):
         h = np.asarray(h)
@@ -69,7 +70,7 @@ def pack_x2(lo, hi) -> np.ndarray:
 
 
 @quiet
-def unpack_x2(u, type: str = "f16x2") -> tuple[np.ndarray, np.ndarray]:  # noqa: A002
+def unpack_x2(u: ArrayLike, type: str = "f16x2") -> tuple[np.ndarray, np.ndarray]:  # noqa: A002
     """Split a packed x2 register into (element 0, element 1)."""
     u = np.asarray(u).astype(np.uint32)
     lo = (u & np.uint32(0xFFFF)).astype(np.uint16)
@@ -132,7 +133,7 @@ def _pos0(x):
 
 
 @quiet
-def half_add(a, b, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:  # noqa: A002
+def half_add(a: ArrayLike, b: ArrayLike, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:  # noqa: A002
     """add{.rnd}{.ftz}{.sat}.{f16,f16x2,bf16,bf16x2}, one correct rounding."""
     check_rnd(rnd)
 
@@ -147,13 +148,13 @@ def half_add(a, b, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = Fa
 
 
 @quiet
-def half_sub(a, b, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:  # noqa: A002
+def half_sub(a: ArrayLike, b: ArrayLike, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:  # noqa: A002
     """sub: a + (-b) for the 16-bit float types."""
     return half_add(a, half_neg(b, type), type, rnd, ftz, sat)
 
 
 @quiet
-def half_mul(a, b, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:  # noqa: A002
+def half_mul(a: ArrayLike, b: ArrayLike, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False) -> np.ndarray:  # noqa: A002
     """mul{.rnd}{.ftz}{.sat} for the 16-bit float types (product exact in f64)."""
     check_rnd(rnd)
 
@@ -167,7 +168,7 @@ def half_mul(a, b, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = Fa
 
 
 @quiet
-def half_fma(a, b, c, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False,  # noqa: A002
+def half_fma(a: ArrayLike, b: ArrayLike, c: ArrayLike, type: str, rnd: str = "rn", ftz: bool = False, sat: bool = False,  # noqa: A002
              relu: bool = False) -> np.ndarray:
     """fma.rnd{.ftz}{.sat|.relu} for the 16-bit float types: a*b + c rounded once."""
     check_rnd(rnd)
@@ -192,14 +193,14 @@ def _minmax(a, b, type_, nan, xorsign_abs, relu, want_min, ftz):
 
 
 @quiet
-def half_min(a, b, type: str, nan: bool = False, xorsign_abs: bool = False, relu: bool = False,  # noqa: A002
+def half_min(a: ArrayLike, b: ArrayLike, type: str, nan: bool = False, xorsign_abs: bool = False, relu: bool = False,  # noqa: A002
              ftz: bool = False) -> np.ndarray:
     """min{.ftz}{.NaN}{.xorsign.abs}{.relu} for the 16-bit float types (fbasic rules)."""
     return _minmax(a, b, type, nan, xorsign_abs, relu, True, ftz)
 
 
 @quiet
-def half_max(a, b, type: str, nan: bool = False, xorsign_abs: bool = False, relu: bool = False,  # noqa: A002
+def half_max(a: ArrayLike, b: ArrayLike, type: str, nan: bool = False, xorsign_abs: bool = False, relu: bool = False,  # noqa: A002
              ftz: bool = False) -> np.ndarray:
     """max: as half_min, mirrored."""
     return _minmax(a, b, type, nan, xorsign_abs, relu, False, ftz)
@@ -229,12 +230,12 @@ def _signop(a, type_: str, flip: bool, ftz: bool) -> np.ndarray:
 
 
 @quiet
-def half_neg(a, type: str, ftz: bool = False) -> np.ndarray:  # noqa: A002
+def half_neg(a: ArrayLike, type: str, ftz: bool = False) -> np.ndarray:  # noqa: A002
     """neg for the 16-bit float types: flips each sign bit."""
     return _signop(a, type, True, ftz)
 
 
 @quiet
-def half_abs(a, type: str, ftz: bool = False) -> np.ndarray:  # noqa: A002
+def half_abs(a: ArrayLike, type: str, ftz: bool = False) -> np.ndarray:  # noqa: A002
     """abs for the 16-bit float types: clears each sign bit."""
     return _signop(a, type, False, ftz)

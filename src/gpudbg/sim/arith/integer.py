@@ -16,6 +16,7 @@ Not here: packed .u16x2/.s16x2 forms and the video instructions (video.py).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import (ArithError, all_ones, as_int, bits_of, check_mode, from_u,
                       like, quiet, to_u)
@@ -65,7 +66,7 @@ def _wide_dtype(dt: np.dtype) -> np.dtype:
 
 
 @quiet
-def mul(a, b, mode: str = "lo") -> np.ndarray:
+def mul(a: ArrayLike, b: ArrayLike, mode: str = "lo") -> np.ndarray:
     """mul.{lo,hi,wide}: lo/hi halves of the double-width product, or all of it."""
     check_mode(mode, ("lo", "hi", "wide"), "mul")
     a, b = _pair(a, b)
@@ -83,7 +84,7 @@ def mul(a, b, mode: str = "lo") -> np.ndarray:
 
 
 @quiet
-def mad(a, b, c, mode: str = "lo", sat: bool = False) -> np.ndarray:
+def mad(a: ArrayLike, b: ArrayLike, c: ArrayLike, mode: str = "lo", sat: bool = False) -> np.ndarray:
     """mad.{lo,hi,wide}{.sat}: product part plus c; only mad.hi.sat.s32 saturates."""
     a, b = _pair(a, b)
     if sat and not (mode == "hi" and a.dtype == np.int32):
@@ -110,7 +111,7 @@ def _check32(a: np.ndarray, what: str) -> None:
 
 
 @quiet
-def mul24(a, b, mode: str = "lo") -> np.ndarray:
+def mul24(a: ArrayLike, b: ArrayLike, mode: str = "lo") -> np.ndarray:
     """mul24.{lo,hi}: 24x24-bit product (48 bits); lo = bits 31..0, hi = 47..16."""
     check_mode(mode, ("lo", "hi"), "mul24")
     a, b = _pair(a, b)
@@ -121,7 +122,7 @@ def mul24(a, b, mode: str = "lo") -> np.ndarray:
 
 
 @quiet
-def mad24(a, b, c, mode: str = "lo", sat: bool = False) -> np.ndarray:
+def mad24(a: ArrayLike, b: ArrayLike, c: ArrayLike, mode: str = "lo", sat: bool = False) -> np.ndarray:
     """mad24.{lo,hi}: mul24 plus c; mad24.hi.sat.s32 saturates the sum."""
     a, b = _pair(a, b)
     if sat and not (mode == "hi" and a.dtype == np.int32):
@@ -143,7 +144,7 @@ def _magnitude(a: np.ndarray) -> np.ndarray:
 
 
 @quiet
-def div(a, b) -> np.ndarray:
+def div(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Integer div truncating toward zero, with NVIDIA's results for b == 0.
 
     See the module docstring for the rule and why it holds.
@@ -160,7 +161,7 @@ def div(a, b) -> np.ndarray:
 
 
 @quiet
-def rem(a, b) -> np.ndarray:
+def rem(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """Integer remainder with the dividend's sign, a - div(a,b)*b; x % 0 == x."""
     a, b = _pair(a, b)
     q = div(a, b)
@@ -173,7 +174,7 @@ def _check_s32(a: np.ndarray, what: str) -> None:
 
 
 @quiet
-def add_sat(a, b) -> np.ndarray:
+def add_sat(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """add.sat.s32: the exact sum clamped to [INT_MIN, INT_MAX]."""
     a, b = _pair(a, b)
     _check_s32(a, "add.sat")
@@ -181,7 +182,7 @@ def add_sat(a, b) -> np.ndarray:
 
 
 @quiet
-def sub_sat(a, b) -> np.ndarray:
+def sub_sat(a: ArrayLike, b: ArrayLike) -> np.ndarray:
     """sub.sat.s32: the exact difference clamped to [INT_MIN, INT_MAX]."""
     a, b = _pair(a, b)
     _check_s32(a, "sub.sat")
@@ -200,7 +201,7 @@ def _carry_arg(cin, dt: np.dtype) -> np.ndarray:
 
 
 @quiet
-def add_cc(a, b, carry_in=None) -> tuple[np.ndarray, np.ndarray]:
+def add_cc(a: ArrayLike, b: ArrayLike, carry_in: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """add.cc / addc / addc.cc: a + b (+ CC.CF); returns (sum, carry-out as uint32 0/1).
 
     carry_in=None is add.cc (no carry in); pass the previous CC.CF for addc.
@@ -216,7 +217,7 @@ def add_cc(a, b, carry_in=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 @quiet
-def sub_cc(a, b, borrow_in=None) -> tuple[np.ndarray, np.ndarray]:
+def sub_cc(a: ArrayLike, b: ArrayLike, borrow_in: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """sub.cc / subc / subc.cc: a - b (- CC.CF); returns (difference, borrow-out 0/1).
 
     CC.CF carries the borrow along a subtraction chain, as PTX specifies.
@@ -232,7 +233,7 @@ def sub_cc(a, b, borrow_in=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 @quiet
-def mad_cc(a, b, c, mode: str = "lo", carry_in=None) -> tuple[np.ndarray, np.ndarray]:
+def mad_cc(a: ArrayLike, b: ArrayLike, c: ArrayLike, mode: str = "lo", carry_in: ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
     """mad{c}.{lo,hi}{.cc}: (lo or hi half of a*b) + c (+ CC.CF), with carry-out."""
     check_mode(mode, ("lo", "hi"), "mad.cc")
     a, b = _pair(a, b)
@@ -241,14 +242,14 @@ def mad_cc(a, b, c, mode: str = "lo", carry_in=None) -> tuple[np.ndarray, np.nda
 
 
 @quiet
-def neg(a) -> np.ndarray:
+def neg(a: ArrayLike) -> np.ndarray:
     """neg.s: two's complement negation (neg INT_MIN = INT_MIN)."""
     a = as_int(a)
     return from_u(-to_u(a), a.dtype)
 
 
 @quiet
-def abs(a) -> np.ndarray:  # noqa: A001 - PTX instruction name
+def abs(a: ArrayLike) -> np.ndarray:  # noqa: A001 - PTX instruction name
     """abs.s: |a| wrapping (abs INT_MIN = INT_MIN)."""
     a = as_int(a)
     return from_u(_magnitude(a), a.dtype)
@@ -260,7 +261,7 @@ def _check_relu(a: np.ndarray, relu: bool) -> None:
 
 
 @quiet
-def min(a, b, relu: bool = False) -> np.ndarray:  # noqa: A001
+def min(a: ArrayLike, b: ArrayLike, relu: bool = False) -> np.ndarray:  # noqa: A001
     """min (signedness from dtype); .relu clamps negative results to 0."""
     a, b = _pair(a, b)
     _check_relu(a, relu)
@@ -269,7 +270,7 @@ def min(a, b, relu: bool = False) -> np.ndarray:  # noqa: A001
 
 
 @quiet
-def max(a, b, relu: bool = False) -> np.ndarray:  # noqa: A001
+def max(a: ArrayLike, b: ArrayLike, relu: bool = False) -> np.ndarray:  # noqa: A001
     """max (signedness from dtype); .relu clamps negative results to 0."""
     a, b = _pair(a, b)
     _check_relu(a, relu)
@@ -278,7 +279,7 @@ def max(a, b, relu: bool = False) -> np.ndarray:  # noqa: A001
 
 
 @quiet
-def sad(a, b, c) -> np.ndarray:
+def sad(a: ArrayLike, b: ArrayLike, c: ArrayLike) -> np.ndarray:
     """sad: c + |a - b|, the difference taken exactly and the sum wrapping."""
     a, b = _pair(a, b)
     c = like(c, a.dtype)
@@ -300,7 +301,7 @@ def _lanes(x: np.ndarray, width: int, count: int, signed: bool) -> list[np.ndarr
 
 
 @quiet
-def dp4a(a, b, c, a_signed: bool, b_signed: bool) -> np.ndarray:
+def dp4a(a: ArrayLike, b: ArrayLike, c: ArrayLike, a_signed: bool, b_signed: bool) -> np.ndarray:
     """dp4a: c + sum of the four byte products; .s32 result if either side is signed."""
     out_dt = np.dtype(np.int32 if (a_signed or b_signed) else np.uint32)
     la = _lanes(a, 8, 4, a_signed)
@@ -312,7 +313,7 @@ def dp4a(a, b, c, a_signed: bool, b_signed: bool) -> np.ndarray:
 
 
 @quiet
-def dp2a(a, b, c, a_signed: bool, b_signed: bool, hi: bool) -> np.ndarray:
+def dp2a(a: ArrayLike, b: ArrayLike, c: ArrayLike, a_signed: bool, b_signed: bool, hi: bool) -> np.ndarray:
     """dp2a.{lo,hi}: c + a.h0*b.byte[k] + a.h1*b.byte[k+1], k = 2 for .hi else 0."""
     out_dt = np.dtype(np.int32 if (a_signed or b_signed) else np.uint32)
     la = _lanes(a, 16, 2, a_signed)
@@ -323,7 +324,7 @@ def dp2a(a, b, c, a_signed: bool, b_signed: bool, hi: bool) -> np.ndarray:
 
 
 @quiet
-def szext(a, n, signed: bool, mode: str = "clamp") -> np.ndarray:
+def szext(a: ArrayLike, n: ArrayLike, signed: bool, mode: str = "clamp") -> np.ndarray:
     """szext.{clamp,wrap}.{s32,u32}: extend the low N bits of a, N from operand n.
 
     wrap uses N = n mod 32; clamp treats n >= 32 as "keep all 32 bits"; N = 0

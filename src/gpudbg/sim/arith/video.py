@@ -10,6 +10,7 @@ the executor applies any permuting selector with bits.prmt first.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._common import ArithError, from_u, quiet
 
@@ -36,7 +37,7 @@ def _split(x, width: int, signed: bool) -> list[np.ndarray]:
 
 
 @quiet
-def vop(op: str, width: int, a, b, c, a_signed: bool, b_signed: bool, sat: bool = False,
+def vop(op: str, width: int, a: ArrayLike, b: ArrayLike, c: ArrayLike, a_signed: bool, b_signed: bool, sat: bool = False,
         secondary: str | None = None, d_signed: bool | None = None,
         mask: int | None = None) -> np.ndarray:
     """Generic SIMD video op: width 8 (vop4) or 16 (vop2) lanes.
