@@ -61,7 +61,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     steps = 0
     cycles = 0
     plan = build_waves(gpu.model, function, grid, block, shared_bytes)
-    res = LaunchResources(plan, function, shared_bytes, local_size_for(gpu, function))
+    res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
     with np.errstate(all="ignore"):
         for wave_blocks in plan.waves:
             X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,

@@ -68,7 +68,7 @@ class BlockAxes:
         return (self[i] for i in range(3))
 
 
-def _layout(model, plan: WavePlan, grid, block, wave_blocks, cache: dict | None = None) -> WaveLayout:
+def _layout(model, plan: WavePlan, grid, block, wave_blocks) -> WaveLayout:
     """Per-slot coordinates, built from one block's pattern tiled over the
     wave (memory copies rather than arithmetic over every slot); only the
     block indices differ between equally sized waves of a launch."""
@@ -79,14 +79,20 @@ def _layout(model, plan: WavePlan, grid, block, wave_blocks, cache: dict | None 
     bid = list(zip(bxs.tolist(), bys.tolist(), bzs.tolist()))
     spb = plan.slots_per_block
     ctaid = BlockAxes((bxs, bys, bzs), spb)
-    if cache is not None and nb in cache:
-        base = cache[nb]
-        return WaveLayout(base.nthreads, base.block_of, base.tid, ctaid, base.sm, base.warp, base.lane,
-                          base.valid, bid, base.block_sm, base.threads_per_block, spb, base.linear_tid)
-    out = _static_layout(model, plan, block, nb, ctaid, bid)
-    if cache is not None:
-        cache[nb] = out
-    return out
+    key = (nb, tuple(block), model.sm_count, plan.slots_per_block)
+    base = _STATIC_LAYOUTS.get(key)
+    if base is None:
+        base = _static_layout(model, plan, block, nb, ctaid, bid)
+        if len(_STATIC_LAYOUTS) >= 8:
+            _STATIC_LAYOUTS.pop(next(iter(_STATIC_LAYOUTS)))
+        _STATIC_LAYOUTS[key] = base
+    return WaveLayout(base.nthreads, base.block_of, base.tid, ctaid, base.sm, base.warp, base.lane,
+                      base.valid, bid, base.block_sm, base.threads_per_block, spb, base.linear_tid)
+
+
+# The block-independent parts of a layout (read-only arrays), shared by
+# every launch with the same geometry.
+_STATIC_LAYOUTS: dict = {}
 
 
 def _static_layout(model, plan, block, nb, ctaid, bid) -> WaveLayout:
@@ -111,9 +117,22 @@ def _static_layout(model, plan, block, nb, ctaid, bid) -> WaveLayout:
 
 class LaunchResources:
     """Arrays and memories sized for the largest wave of a launch, reused by
-    every wave so that later waves do not pay for fresh pages. Like real
-    hardware, a new block finds registers, shared and local memory as the
-    previous occupant left them (deterministically)."""
+    every wave so that later waves do not pay for fresh pages (and kept on
+    the GPU for the next launch of the same shape). Like real hardware, a
+    new block finds registers, shared and local memory as the previous
+    occupant left them (deterministically)."""
+
+    @classmethod
+    def for_launch(cls, gpu, plan: WavePlan, function, shared_bytes: int, local_size: int) -> "LaunchResources":
+        key = (id(function.program), function.name, max((len(w) for w in plan.waves), default=0),
+               plan.slots_per_block,
+               function.static_shared + int(shared_bytes), local_size)
+        cached = getattr(gpu, "_launch_resources", None)
+        if cached is not None and cached[0] == key and cached[2] is function.program:
+            return cached[1]
+        res = cls(plan, function, shared_bytes, local_size)
+        gpu._launch_resources = (key, res, function.program)
+        return res
 
     def __init__(self, plan: WavePlan, function, shared_bytes: int, local_size: int):
         nmax = max(len(w) for w in plan.waves) * plan.slots_per_block if plan.waves else 0
@@ -124,7 +143,6 @@ class LaunchResources:
         self.lmem = SegmentedMemory(Space.LOCAL, max(nmax, 1), max(local_size, 1))
         self.lmem.set_uniform_limit(local_size)
         self._arrays: dict = {}
-        self.layouts: dict = {}
 
     def zeros(self, key, shape, dtype) -> np.ndarray:
         dtype = np.dtype(dtype)
@@ -189,7 +207,7 @@ class WaveExecution:
         self.cycle_base = int(getattr(gpu, "clock_cycles", 0))
         self.step_pc = 0  # first pc of the step being executed (see clock)
         self.printf_out: list[str] = []
-        L = self.layout = _layout(self.model, plan, grid, block, wave_blocks, res.layouts)
+        L = self.layout = _layout(self.model, plan, grid, block, wave_blocks)
         self.plan = plan
         n = self.n = L.nthreads
         self.all_slots = np.arange(n, dtype=np.int64)
@@ -206,18 +224,22 @@ class WaveExecution:
         else:
             self.sched = np.where(L.valid, np.int64(entry), EXITED).astype(np.int64)
         self.park_pc = res.reuse("park", (n,), np.int64)
-        self.depth = res.zeros("depth", (n,), np.int64)
         self.max_depth = prog.max_call_depth(function.name, self.stack_limit())
-        self.ret_stack = res.reuse("ret", (max(self.max_depth, 1), n), np.int64) if self.max_depth > 1 else \
-            np.zeros((1, n), dtype=np.int64)
-        self.sp = res.zeros("sp", (n,), np.uint64)
+        calls = self.max_depth > 1
+        # Without calls nothing moves a thread's depth or stack pointer, so
+        # the arrays kept from an earlier wave are still all zero.
+        self.depth = res.zeros("depth", (n,), np.int64) if calls else res.reuse("depth", (n,), np.int64)
+        self.ret_stack = res.reuse("ret", (self.max_depth, n), np.int64) if calls else \
+            res.reuse("ret", (1, n), np.int64)
+        self.sp = res.zeros("sp", (n,), np.uint64) if calls else res.reuse("sp", (n,), np.uint64)
         self.params = {name: res.reuse(("p", name), (n, max(size, 1)), np.uint8)
                        for name, size in prog.param_vars.items()}
-        self.carry = res.zeros("carry", (n,), np.uint32)
+        # CC.CF is only defined after a .cc instruction writes it
+        self.carry = res.reuse("carry", (n,), np.uint32)
         nb = len(wave_blocks)
         self.block_live = np.full(nb, plan.threads_per_block, dtype=np.int64)
+        # only meaningful for parked threads, which set it as they park
         self.bar_wait = res.reuse("barwait", (n,), np.int64)
-        self.bar_wait.fill(-1)
         self.bar_arrivals = np.zeros((nb, NBARRIERS), dtype=np.int64)
         self.bar_expected = np.zeros((nb, NBARRIERS), dtype=np.int64)
         self.bar_redsum = np.zeros((nb, NBARRIERS), dtype=np.int64)

@@ -99,7 +99,7 @@ def test_out_of_bounds_messages_are_exact(gm):
     b = gm.alloc(4096)
     end = a.base + 4096
     with pytest.raises(AccessFault) as e:
-        gm.load(lanes(a.base, [0, 4, 8192]), np.uint32)
+        gm.load(lanes(b.base, [0, 4, 4096]), np.uint32)
     f = e.value
     assert (f.kind, f.lane, f.address, f.size) == (ILLEGAL, 2, b.base + 4096, 4)
     assert f.message == (f"Invalid __global__ read of size 4 bytes: address 0x{b.base + 4096:x} is 0 "
@@ -113,7 +113,21 @@ def test_out_of_bounds_messages_are_exact(gm):
         gm.load(np.array([0x40], dtype=np.uint64), np.uint64)
     assert e.value.message == ("Invalid __global__ read of size 8 bytes: address 0x40 is not near "
                                "any allocation")
-    assert gm.describe(end) == f"is 0 bytes inside the 4096-byte allocation at 0x{b.base:x}"
+    # the guard bytes after every allocation keep `end` out of `b`
+    assert b.base > end
+    assert gm.describe(end) == f"is 0 bytes past the end of the 4096-byte allocation at 0x{a.base:x} (input)"
+
+
+def test_one_past_the_end_of_a_full_page_buffer_faults(gm):
+    """Regression: allocations used to be packed back to back, so reading
+    one element past a 4096-byte buffer silently read its neighbour."""
+    a = gm.alloc(4096, label="first")
+    gm.alloc(4096, label="second")
+    with pytest.raises(AccessFault) as e:
+        gm.load(lanes(a.base, [4092, 4096]), np.float32)
+    assert e.value.lane == 1
+    assert "0 bytes past the end of the 4096-byte allocation" in e.value.message
+    assert "(first)" in e.value.message
 
 
 def test_use_after_free_is_named(gm):

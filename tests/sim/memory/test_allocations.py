@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from gpudbg.sim.faults import CUDBGException
+from gpudbg.sim.memory.allocations import REDZONE
 from gpudbg.sim.memory import (
     AccessFault, AllocationKind, GlobalMemory, InvalidFree, OutOfMemory, SHARED_WINDOW_BASE,
 )
@@ -17,7 +18,10 @@ def test_placement_is_deterministic_first_fit_and_aligned():
     a = gm.alloc(100, label="a")
     b = gm.alloc(4096)
     c = gm.alloc(10, align=4096)
-    assert (a.base, b.base, c.base) == (BASE, BASE + 256, BASE + 8192)
+    # each allocation is followed by REDZONE guard bytes, then the next
+    # alignment boundary
+    assert REDZONE == 256
+    assert (a.base, b.base, c.base) == (BASE, BASE + 512, BASE + 8192)
     assert a.data.dtype == np.uint8 and a.data.shape == (100,) and not a.data.any()
     assert [x.base for x in gm.allocations()] == [a.base, b.base, c.base]
     assert gm.find(a.base + 99) is a and gm.find(a.base + 100) is None
@@ -34,7 +38,7 @@ def test_free_then_reuse_first_fit():
     c = gm.alloc(128)
     assert c.base == a.base
     assert "freed" not in gm.describe(a.base)
-    assert gm.alloc(512).base == b.base + 256
+    assert gm.alloc(512).base == b.base + 256 + REDZONE
 
 
 def test_zero_size_allocations_get_unique_addresses():

@@ -33,6 +33,12 @@ HOST_KINDS = frozenset({AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTER
 MIN_ALIGN = 16
 
 
+# Unmapped guard bytes after every allocation, as compute-sanitizer pads
+# allocations: an access just past the end of one buffer faults instead of
+# landing silently in its neighbour.
+REDZONE = 256
+
+
 def _align_up(x: int, align: int) -> int:
     return (x + align - 1) & ~(align - 1)
 
@@ -141,12 +147,12 @@ class GlobalMemory:
         size = int(size)
         align = self._check_align(align)
         footprint = max(size, 1)
-        base = self._find_va(footprint, align)
+        base = self._find_va(footprint + REDZONE, align)
         self._charge(size, kind)
         a = Allocation(base, size, kind, label, np.zeros(size, dtype=np.uint8), readonly,
                        alloc_id=self._next_id, footprint=footprint, charged=kind not in HOST_KINDS)
         self._next_id += 1
-        self._occupy(base, base + footprint)
+        self._occupy(base, base + footprint + REDZONE)
         self._register(a)
         return a
 

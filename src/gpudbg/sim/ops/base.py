@@ -250,7 +250,10 @@ def make_writer(tc: TranslateContext, operand) -> Writer:
             value = as_dtype(np.asarray(value), rd)
         regs = X.regs
         if idx is None:
-            if value.ndim == 0 or value.shape[0] != X.n:
+            if value.ndim == 0:
+                regs[k].fill(value)  # registers never share arrays (see reg_ids)
+                return
+            if value.shape[0] != X.n:
                 new = np.full(X.n, value, dtype=rd)
             elif value.base is not None or not value.flags.owndata or id(value) in X.reg_ids:
                 new = value.copy()
