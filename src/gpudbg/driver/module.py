@@ -156,7 +156,7 @@ def validate_launch(context: Any, function: Function, grid: Sequence[int], block
     k = function.kernel
     g, b = _dims("grid", grid), _dims("block", block)
     if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, int) or shared_bytes < 0:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"sharedMemBytes must be a non-negative int")
+        raise DriverError(mcError_t.mcErrorInvalidValue, "sharedMemBytes must be a non-negative int")
     for axis, (n, lim) in enumerate(zip(g, m.max_grid_dims)):
         if not 1 <= n <= lim:
             raise DriverError(mcError_t.mcErrorInvalidConfiguration,

@@ -22,7 +22,7 @@ from gpudbg.driver.event import Event, check_event
 from gpudbg.runtime.errors import DriverError, error_name, error_string, mcError_t
 from gpudbg.runtime.types import (
     attribute_values, mcDeviceAttribute_t, mcDeviceProp, mcHostAllocFlags, mcMemAttachFlags,
-    mcMemcpyKind, mcStreamFlags,
+    mcMemcpyKind,
 )
 from gpudbg.sim.memory.spaces import AllocationKind
 

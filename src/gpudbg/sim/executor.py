@@ -23,9 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind, KernelFault
-from gpudbg.sim.memory import AccessFault, GenericAddressing, SegmentedMemory, Space
-from gpudbg.sim.ops.control import LaneFault
+from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.state import EXITED, PARKED
 from gpudbg.sim.wave import LaunchResources, WaveExecution, build_waves, local_size_for
 
@@ -127,7 +125,7 @@ def run_wave(X: WaveExecution) -> None:
                     if take is None or len(take):
                         b.control(X, take, pc)
                 break
-        except (AccessFault, LaneFault) as e:
+        except LaneFault as e:
             X.count_work(nsel, executed)
             raise KernelFault(X.fault_report(e, pc, sel)) from None
         X.count_work(nsel, executed)

@@ -122,6 +122,24 @@ class FaultReport:
         return "\n".join(lines)
 
 
+class LaneFault(Exception):
+    """A fault raised while executing one instruction, precise to the lane.
+
+    `lane` indexes the selection of threads (or the address array) the
+    raising code was given, -1 for host-side accesses; the executor maps it
+    to the thread. Memory access faults are the AccessFault subclass."""
+
+    def __init__(self, kind: CUDBGException, message: str, lane: int = 0,
+                 address: int | None = None, size: int | None = None, space=None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.lane = lane
+        self.address = address
+        self.size = size
+        self.space = space
+
+
 class KernelFault(Exception):
     """Raised out of a launch when a kernel faults or hangs."""
 

@@ -18,7 +18,7 @@ import numpy as np
 from gpudbg.sim.device_model import occupancy
 from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind
 from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
-from gpudbg.sim.ops.control import LaneFault
+from gpudbg.sim.faults import LaneFault
 from gpudbg.sim.state import EXITED, PARKED, WaveLayout
 
 WARP = 32

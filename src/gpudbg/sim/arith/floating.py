@@ -317,6 +317,6 @@ def sqrt(a: ArrayLike, mode: str = "rn", ftz: bool = False) -> np.ndarray:
 
 # The non-rounding and .approx float instructions belong to this family too;
 # they live in fbasic.py / fapprox.py to keep files small.
-from .fbasic import (abs, copysign, flush_subnormals, max, min, neg, saturate,  # noqa: E402,F401,A004
+from .fbasic import (abs, copysign, max, min, neg, saturate,  # noqa: E402,F401,A004
                      testp)
 from .fapprox import cos, ex2, lg2, rsqrt, sin, tanh  # noqa: E402,F401

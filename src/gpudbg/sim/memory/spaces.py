@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from gpudbg.sim.faults import CUDBGException
+from gpudbg.sim.faults import CUDBGException, LaneFault
 
 
 # Generic address = window base + space offset (windows.py); global VA stays below.
@@ -156,20 +156,14 @@ class InvalidFree(Exception):
         self.lane = lane
 
 
-class AccessFault(Exception):
+class AccessFault(LaneFault):
     """An access the hardware would trap on, precise to the first lane.
 
     `lane` indexes the caller's address array (-1 for host-side accesses)."""
 
     def __init__(self, kind: CUDBGException, space: Space, lane: int, address: int,
                  size: int, message: str):
-        super().__init__(message)
-        self.kind = kind
-        self.space = space
-        self.lane = lane
-        self.address = address
-        self.size = size
-        self.message = message
+        super().__init__(kind, message, lane, address, size, space)
 
     def relane(self, lane: int) -> "AccessFault":
         """The same fault attributed to a lane of an enclosing address array."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from gpudbg.ptx import ir
-from gpudbg.sim.arith import bits as B
 from gpudbg.sim.arith import floating as F
 from gpudbg.sim.arith import integer as I
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op

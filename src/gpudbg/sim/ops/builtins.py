@@ -134,12 +134,12 @@ def _free(X, idx, arg_src):
     try:
         X.heap.free(ptrs[ptrs != 0])
     except Exception as e:
-        from gpudbg.sim.ops.control import LaneFault
+        from gpudbg.sim.faults import LaneFault
         raise LaneFault(CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS, f"device free: {e}", 0) from None
 
 
 def _assertfail(X, idx, arg_src):
-    from gpudbg.sim.ops.control import LaneFault
+    from gpudbg.sim.faults import LaneFault
     u64 = np.dtype(np.uint64)
     msgs = _arg_values(X, idx, arg_src, 0, u64)
     files = _arg_values(X, idx, arg_src, 1, u64)

@@ -15,24 +15,10 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
-from gpudbg.sim.faults import CUDBGException
+from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 
 U32 = PTX_TYPES["u32"]
-
-
-class LaneFault(Exception):
-    """A fault raised by an instruction for one lane of its selection.
-    `lane` indexes the selection (as AccessFault.lane does)."""
-
-    def __init__(self, kind: CUDBGException, message: str, lane: int = 0, address: int | None = None):
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.lane = lane
-        self.address = address
-        self.size = None
-        self.space = None
 
 
 @op("bra")

@@ -16,7 +16,7 @@ import numpy as np
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.memory import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
-from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, as_dtype, op
+from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.ops.symbols import symbol_kind, symbol_reader
 
 U64 = np.dtype(np.uint64)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpudbg.ptx import ir
-from gpudbg.ptx.types import PTX_TYPES, unsigned_dtype
+from gpudbg.ptx.types import unsigned_dtype
 from gpudbg.sim.arith import convert as V
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 
