@@ -1,0 +1,75 @@
+"""The shared calling convention of the mc* functions: (err, *outputs)
+tuples, the per-thread last error, and argument checks.
+
+Every mc* module in this package decorates its functions with `_api(n)`:
+the body returns its n outputs or raises DriverError, and the wrapper
+converts that into the cuda-python convention and records the calling
+thread's last error (the only state the runtime layer keeps).
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+import functools
+import threading
+
+import numpy as np
+
+from gpudbg.driver.engine import get_engine
+from gpudbg.runtime.errors import DriverError, mcError_t
+
+
+_S = mcError_t.mcSuccess
+_tls = threading.local()
+
+
+def _record(code: mcError_t, message: str) -> None:
+    _tls.last = code
+    _tls.message = message
+
+
+def _api(outputs: int) -> Callable:
+    """Turn a function that returns outputs or raises DriverError into one
+    returning (err, *outputs) and keeping the thread's last error."""
+    def deco(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> tuple:
+            try:
+                out = fn(*args, **kwargs)
+            except DriverError as e:
+                if e.code is not mcError_t.mcErrorNotReady:   # "not ready" is not a failure
+                    _record(e.code, e.message)
+                return (e.code,) + (None,) * outputs
+            if outputs == 0:
+                return (_S,)
+            if outputs == 1:
+                return (_S, out)
+            return (_S, *out)
+        return wrapper
+    return deco
+
+
+def _ctx():
+    """The calling thread's context (primary context retained on first use),
+    after its sticky error check."""
+    ctx = get_engine().current_context()
+    ctx.check()
+    return ctx
+
+
+def _int(name: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
+        raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} must be an int >= {minimum}, got {value!r}")
+    return int(value)
+
+
+
+def _dim3(name: str, d: Any) -> tuple[int, int, int]:
+    if isinstance(d, int) and not isinstance(d, bool):
+        return (d, 1, 1)
+    try:
+        t = tuple(d)
+    except TypeError:
+        raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} must be an int or up to 3 ints") from None
+    if not 1 <= len(t) <= 3:
+        raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} must have 1 to 3 dimensions")
+    return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
