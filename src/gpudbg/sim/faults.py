@@ -64,7 +64,6 @@ class HangKind(enum.Enum):
 
     BARRIER_DEADLOCK = "barrier deadlock"
     INSTRUCTION_BUDGET = "instruction budget exceeded"
-    WARP_SYNC_DEADLOCK = "warp synchronization deadlock"
 
 
 @dataclass
