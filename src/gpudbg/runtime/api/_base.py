@@ -44,6 +44,7 @@ def _api(outputs: int) -> Callable:
             if outputs == 1:
                 return (_S, out)
             return (_S, *out)
+        wrapper._outputs = outputs  # type: ignore[attr-defined]
         return wrapper
     return deco
 
@@ -73,3 +74,24 @@ def _dim3(name: str, d: Any) -> tuple[int, int, int]:
     if not 1 <= len(t) <= 3:
         raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} must have 1 to 3 dimensions")
     return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
+
+
+# Functions that exist with the seed's signature but cannot work on the
+# simulator, with the reason; the coverage report lists them.
+NOT_SUPPORTED: dict[str, str] = {}
+
+
+def not_supported(reason: str) -> Callable:
+    """Mark an mc* function as returning mcErrorNotSupported, for `reason`
+    (shown in its docstring, its error message and the coverage report)."""
+    def deco(fn: Callable) -> Callable:
+        NOT_SUPPORTED[fn.__name__] = reason
+        outputs = getattr(fn, "_outputs", 0)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> tuple:
+            _record(mcError_t.mcErrorNotSupported, f"{fn.__name__}: {reason}")
+            return (mcError_t.mcErrorNotSupported,) + (None,) * outputs
+        wrapper.__doc__ = (fn.__doc__ or "") + f"\n\nNot supported on the simulator: {reason}"
+        return wrapper
+    return deco
