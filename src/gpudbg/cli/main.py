@@ -15,6 +15,7 @@ from typing import Sequence
 # name -> (module under gpudbg.cli, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("gpudbg.cli.run", "run a Python host program on the simulated GPU; report kernel faults"),
+    "dump": ("gpudbg.cli.dump", "read GPU devcoredumps (drm/msm format): `dump show FILE`"),
 }
 
 

@@ -1,0 +1,19 @@
+"""The one exception type the devcoredump parser raises, always with a line.
+
+Damaged input must never surface as IndexError or ValueError from deep in
+the parser: callers (the CLI, fuzz tests) rely on catching exactly this and
+showing `line N: what is wrong`. Display-engine dumps get their own subclass
+so a tool can route them elsewhere instead of reporting corruption.
+"""
+from __future__ import annotations
+
+
+class DevcoredumpError(ValueError):
+    def __init__(self, line: int, message: str):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.reason = message
+
+
+class DpuDumpError(DevcoredumpError):
+    """A drm/msm display (DPU/SDE) snapshot, which is not a GPU dump."""
