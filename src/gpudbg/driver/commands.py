@@ -27,6 +27,14 @@ class Opcode(enum.IntEnum):
     SEM_RELEASE = 0x04
     SEM_ACQUIRE = 0x05
     HOST_NOTIFY = 0x06
+    WAIT_VALUE = 0x07     # stream memory op: block the channel until *address satisfies flags
+    WRITE_VALUE = 0x08    # stream memory op: store value (4 or 8 bytes) at address
+    TIMESTAMP = 0x09      # event record: store the device clock (cycles, u64) at address
+    SET_LAUNCH_LIMITS = 0x30  # channel state: per-thread stack, printf FIFO, malloc heap (sim/launch_limits.py)
+    POOL_ALLOC = 0x20     # stream-ordered allocator: map [address, +size) from its pool's memory
+    POOL_FREE = 0x21      # stream-ordered allocator: unmap the block at address (use-after-free traps)
+    COPY_2D = 0x10        # pitched copy: height rows of width bytes (peer devices allowed)
+    MEMSET_2D = 0x11      # pitched memset: height rows of width elements
 
 
 class FieldType(enum.Enum):
@@ -53,11 +61,22 @@ FORMATS: dict[Opcode, tuple[tuple[str, FieldType], ...]] = {
     Opcode.SEM_RELEASE: (("address", U64), ("value", U64)),
     Opcode.SEM_ACQUIRE: (("address", U64), ("value", U64)),
     Opcode.HOST_NOTIFY: (("token", U32),),
+    Opcode.WAIT_VALUE: (("address", U64), ("value", U64), ("flags", U32), ("width", U32)),
+    Opcode.WRITE_VALUE: (("address", U64), ("value", U64), ("flags", U32), ("width", U32)),
+    Opcode.TIMESTAMP: (("address", U64),),
+    Opcode.SET_LAUNCH_LIMITS: (("stack_size", U32), ("printf_fifo_size", U64), ("malloc_heap_size", U64)),
+    Opcode.POOL_ALLOC: (("address", U64), ("size", U64)),
+    Opcode.POOL_FREE: (("address", U64),),
+    Opcode.COPY_2D: (("src", U64), ("dst", U64), ("spitch", U64), ("dpitch", U64),
+                     ("width", U64), ("height", U64)),
+    Opcode.MEMSET_2D: (("dst", U64), ("pitch", U64), ("value", U32), ("element_size", U32),
+                       ("width", U64), ("height", U64)),
 }
 
 # Field checks beyond "fits in its type", applied on encode and decode.
 CONSTRAINTS: dict[tuple[Opcode, str], tuple[Callable[[int], bool], str]] = {
     (Opcode.MEMSET, "element_size"): (lambda v: v in (1, 2, 4), "must be 1, 2 or 4"),
+    (Opcode.MEMSET_2D, "element_size"): (lambda v: v in (1, 2, 4), "must be 1, 2 or 4"),
 }
 
 # The launch descriptor written into device memory (QMD-like), all u32 words

@@ -15,6 +15,7 @@ import itertools
 import threading
 from typing import Any
 
+from gpudbg.driver import capture
 from gpudbg.driver.fence import ChannelError
 from gpudbg.driver.memory import MemoryManager
 from gpudbg.driver.stream import NON_BLOCKING, Stream, StreamKind
@@ -44,6 +45,8 @@ class Context:
         self.modules: list[Any] = []
         self.events: set[Any] = set()
         self.deferred: list[tuple[Any, int, Any]] = []   # (semaphore, fence, allocation)
+        self.sync_hooks: list[Any] = []       # run after every host wait (pools observe frees)
+        self.teardown_hooks: list[Any] = []   # run on destroy, before memory is released (VMM, pools)
         self.limits = {"stack_size": device.model.default_stack_size,
                        "printf_fifo_size": device.model.printf_fifo_size,
                        "malloc_heap_size": device.model.malloc_heap_size}
@@ -72,19 +75,21 @@ class Context:
     def all_streams(self) -> list[Stream]:
         return [self.legacy, *self.streams, *self.per_thread.values(), *self.zombies]
 
-    def create_stream(self, flags: int = 0) -> Stream:
+    def create_stream(self, flags: int = 0, priority: int = 0) -> Stream:
         if flags & ~NON_BLOCKING:
             raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown stream flags 0x{flags:x}")
         with self.lock:
-            s = Stream(self, flags)
+            s = Stream(self, flags, priority=priority)
             self.streams.append(s)
             return s
 
     def stream(self, handle: Any) -> Stream:
         """Resolve a user stream handle (None/0, mcStreamLegacy,
         mcStreamPerThread or a Stream)."""
-        if handle is None or (isinstance(handle, int) and not isinstance(handle, bool)
-                              and handle in (0, STREAM_LEGACY)):
+        if handle is None or (isinstance(handle, int) and not isinstance(handle, bool) and handle == 0):
+            # Seed 002 §1.1.1: 0 is the default stream of the program's mode.
+            handle = STREAM_PER_THREAD if self.engine.per_thread_default_stream else STREAM_LEGACY
+        if isinstance(handle, int) and not isinstance(handle, bool) and handle == STREAM_LEGACY:
             return self.legacy
         if isinstance(handle, int) and not isinstance(handle, bool) and handle == STREAM_PER_THREAD:
             with self.lock:
@@ -116,6 +121,8 @@ class Context:
 
     # ------------------------------------------------------------ completion
     def defer_free(self, stream: Stream, fence: int, allocation: Any) -> None:
+        if stream.capture is not None and capture.adopt(stream, allocation):
+            return   # captured work: the graph owns the memory
         with self.lock:
             self.deferred.append((stream.channel.semaphore, fence, allocation))
 
@@ -139,11 +146,14 @@ class Context:
         deliver device printf, free retired memory, report sticky errors."""
         self.gpu.flush_printf()
         self.reap()
+        for hook in list(self.sync_hooks):
+            hook()
         self.check()
 
     def synchronize(self) -> None:
         """Wait for all work of every stream of the context."""
         self.check()
+        capture.check_unsafe_call("mcDeviceSynchronize")
         for s in self.all_streams():
             s.wait()
         self.after_wait()
@@ -174,6 +184,8 @@ class Context:
             for _sem, _fence, alloc in self.deferred:
                 self.gpu.free_internal(alloc)
             self.deferred.clear()
+            for hook in list(self.teardown_hooks):
+                hook()
             self.memory.release_all()
             if self._on_fault in self.gpu.fault_listeners:
                 self.gpu.fault_listeners.remove(self._on_fault)

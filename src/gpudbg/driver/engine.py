@@ -7,8 +7,10 @@ its device thread) appears when its primary context is first needed, and the
 primary context is retained on first use. The current context is per host
 thread (a stack); the runtime's "current device" is the device of the top
 of that stack, or the device chosen by set_device before any context
-exists. A process has one Engine (`get_engine()`); tests replace it with
-`reset_engine()` to inject a fake executor or more devices.
+exists. The default-stream mode (legacy or per-thread, seed 002 §1.1) is
+fixed at init from GPUDBG_DEFAULT_STREAM or the engine option. A process
+has one Engine (`get_engine()`); tests replace it with `reset_engine()` to
+inject a fake executor or more devices.
 """
 from __future__ import annotations
 
@@ -66,22 +68,40 @@ class Device:
 
 
 def _device_count_from_env() -> int:
-    raw = os.environ.get("GPUDBG_SIM_DEVICES", "1")
+    raw = os.environ.get("GPUDBG_DEVICES", os.environ.get("GPUDBG_SIM_DEVICES", "1"))
     try:
         n = int(raw)
     except ValueError:
         raise DriverError(mcError_t.mcErrorInitializationError,
-                          f"GPUDBG_SIM_DEVICES={raw!r} is not an integer") from None
+                          f"GPUDBG_DEVICES={raw!r} is not an integer") from None
     if not 0 <= n <= MAX_DEVICES:
         raise DriverError(mcError_t.mcErrorInitializationError,
-                          f"GPUDBG_SIM_DEVICES={n} must be between 0 and {MAX_DEVICES}")
+                          f"GPUDBG_DEVICES={n} must be between 0 and {MAX_DEVICES}")
     return n
+
+
+def _default_stream_from_env() -> bool:
+    """GPUDBG_DEFAULT_STREAM=legacy|per-thread: seed 002 §1.1.1's compile-time
+    switch (--default-stream), fixed per program, so read once at init."""
+    return _parse_default_stream(os.environ.get("GPUDBG_DEFAULT_STREAM", "legacy"), "GPUDBG_DEFAULT_STREAM")
+
+
+def _parse_default_stream(raw: str, source: str) -> bool:
+    value = raw.strip().lower()
+    if value in ("legacy", "null", ""):
+        return False
+    if value == "per-thread":
+        return True
+    raise DriverError(mcError_t.mcErrorInitializationError,
+                      f"{source}={raw!r} must be 'legacy', 'null' or 'per-thread'")
 
 
 class Engine:
     def __init__(self, num_devices: int | None = None, executor: Callable[..., Any] | None = None,
-                 model: DeviceModel | None = None):
+                 model: DeviceModel | None = None, default_stream: str | None = None):
         self._num_devices = num_devices
+        self._default_stream = default_stream
+        self.per_thread_default_stream = False   # decided by init()
         self.executor = executor
         self.model = model or DeviceModel()
         self.devices: list[Device] = []
@@ -98,6 +118,9 @@ class Engine:
             if self.initialized:
                 return
             n = self._num_devices if self._num_devices is not None else _device_count_from_env()
+            self.per_thread_default_stream = (
+                _default_stream_from_env() if self._default_stream is None
+                else _parse_default_stream(self._default_stream, "default_stream"))
             self.devices = [Device(i, self.model.for_ordinal(i), self) for i in range(n)]
             self.initialized = True
 
@@ -187,11 +210,12 @@ def get_engine() -> Engine:
 
 
 def reset_engine(num_devices: int | None = None, executor: Callable[..., Any] | None = None,
-                 model: DeviceModel | None = None) -> Engine:
-    """Shut the process engine down and start a fresh, uninitialized one."""
+                 model: DeviceModel | None = None, default_stream: str | None = None) -> Engine:
+    """Shut the process engine down and start a fresh, uninitialized one.
+    default_stream ('legacy' or 'per-thread') overrides GPUDBG_DEFAULT_STREAM."""
     global _engine
     with _engine_lock:
-        old, _engine = _engine, Engine(num_devices, executor, model)
+        old, _engine = _engine, Engine(num_devices, executor, model, default_stream)
     if old is not None:
         old.shutdown()
     return _engine

@@ -7,7 +7,12 @@ The registry adds what only the driver knows: which context made an
 allocation and with which API (device, pinned host, managed) and flags, so
 free functions can refuse the wrong kind and memcpy can infer directions.
 Driver-internal memory (rings, staging, launch descriptors) is not user
-visible: resolving it reports "not an allocation of this API".
+visible: resolving it reports "not an allocation of this API". Registered
+host buffers (host_register.py) are mappings backed by the buffer itself,
+tracked by host address in `UVARegistry.host`; managed allocations carry
+their stream attachment (stream-ordered: in effect once its fence retired).
+Every GPU added here becomes a peer of the others, so copy engines reach
+each other's memory (peer copies, pinned memory of another device).
 """
 from __future__ import annotations
 
@@ -15,15 +20,18 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from gpudbg.driver.host_register import HostRegistry, Registration
 from gpudbg.runtime.errors import DriverError, mcError_t
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind, InvalidFree, OutOfMemory
 
 USER_KINDS = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.HOST_PINNED,
-                        AllocationKind.MANAGED, AllocationKind.MODULE_GLOBAL,
-                        AllocationKind.MODULE_CONST})
+                        AllocationKind.HOST_REGISTERED, AllocationKind.MANAGED,
+                        AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST})
 DEVICE_SIDE = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.MANAGED,
                          AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST})
-HOST_SIDE = frozenset({AllocationKind.HOST_PINNED, AllocationKind.MANAGED})
+HOST_SIDE = frozenset({AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED,
+                       AllocationKind.MANAGED})
+PAGE_LOCKED = frozenset({AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED})
 
 
 @dataclass
@@ -50,7 +58,7 @@ class PointerInfo:
 
     @property
     def is_host(self) -> bool:
-        return self.kind is AllocationKind.HOST_PINNED
+        return self.kind in PAGE_LOCKED
 
     @property
     def is_device(self) -> bool:
@@ -64,9 +72,13 @@ class UVARegistry:
         self._gpus: list[Any] = []
         self._records: dict[tuple[int, int], tuple[Any, int]] = {}   # (ordinal, base) -> (ctx, flags)
         self.lock = threading.RLock()
+        self.host = HostRegistry()
 
     def add_gpu(self, gpu: Any) -> None:
         with self.lock:
+            for other in self._gpus:      # every simulated device reaches every other (peer copies)
+                other.peers[gpu.ordinal] = gpu
+                gpu.peers[other.ordinal] = other
             self._gpus.append(gpu)
 
     def resolve(self, ptr: int) -> PointerInfo | None:
@@ -107,15 +119,19 @@ class MemoryManager:
         self.gpu = context.gpu
         self.registry = registry
         self.live: dict[int, Allocation] = {}
+        self.attachments: dict[int, tuple[Any, int, int]] = {}   # managed base -> (stream, flags, fence)
 
-    def alloc(self, size: int, kind: AllocationKind, flags: int = 0, label: str = "") -> int:
+    def alloc(self, size: int, kind: AllocationKind, flags: int = 0, label: str = "",
+              align: int = 256) -> int:
         """Allocate; size 0 gives the null pointer, as the API specifies."""
         if not isinstance(size, int) or size < 0:
             raise DriverError(mcError_t.mcErrorInvalidValue, f"size must be a non-negative int, got {size!r}")
         if size == 0:
             return 0
+        from gpudbg.driver import capture
+        capture.check_unsafe_call("a memory allocation")   # "potentially unsafe" during stream capture
         try:
-            a = self.gpu.alloc_internal(size, kind, label or kind.value, align=256)
+            a = self.gpu.alloc_internal(size, kind, label or kind.value, align=align)
         except OutOfMemory as e:
             raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
         self.registry.record(self.gpu, a, self.context, flags)
@@ -146,10 +162,14 @@ class MemoryManager:
         except InvalidFree as e:
             raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: {e.reason}") from None
         del self.live[ptr]
+        self.attachments.pop(ptr, None)
         self.registry.forget(self.gpu, ptr)
 
     def _explain_bad_free(self, ptr: int, api: str) -> None:
         mem = self.gpu.memory
+        if self.registry.host.by_device_address(ptr) is not None:
+            raise DriverError(mcError_t.mcErrorInvalidValue,
+                              f"{api}: 0x{ptr:x} is registered host memory; use mcHostUnregister")
         if any(f.base == ptr for f in mem.freed_allocations()):
             raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: double free of 0x{ptr:x}")
         inside = self.registry.resolve(ptr)
@@ -160,7 +180,48 @@ class MemoryManager:
         raise DriverError(mcError_t.mcErrorInvalidValue,
                           f"{api}: 0x{ptr:x} was not returned by an allocation function")
 
+    # ------------------------------------------------------------ registered host memory
+    def register_host(self, obj: Any, size: int, flags: int) -> Registration:
+        reg = self.registry.host.register(self.context, obj, size, flags)
+        self.registry.record(self.gpu, reg.allocation, self.context, flags)
+        return reg
+
+    def unregister_host(self, obj: Any) -> None:
+        reg = self.registry.host.find_host(obj)
+        reg.context.wait_idle_quietly()      # queued work may still use the range
+        self.registry.host.unregister(reg)
+        self.registry.forget(reg.context.gpu, reg.device_address)
+
+    # ------------------------------------------------------------ managed memory attachment
+    def attach(self, ptr: int, length: int, flags: int, stream: Any, fence: int) -> None:
+        """Record a stream association that takes effect when `fence`
+        (the stream's work before it) retires."""
+        with self.registry.lock:
+            self.attachments[ptr] = (stream, flags, fence)
+
+    def attachment(self, ptr: int) -> tuple[int, Any]:
+        """(effective mcMemAttach* flags, stream or None) of a managed allocation."""
+        info = self.registry.resolve(ptr)
+        if info is None or info.kind is not AllocationKind.MANAGED:
+            raise DriverError(mcError_t.mcErrorInvalidValue, f"0x{ptr:x} is not managed memory")
+        owner = info.context.memory if info.context is not None else self
+        with self.registry.lock:
+            entry = owner.attachments.get(info.allocation.base)
+        default = info.flags or 0x1
+        if entry is None:
+            return default, None
+        stream, flags, fence = entry
+        if stream.destroyed:                # destroying the stream restores the default
+            return default, None
+        if not stream.channel.semaphore.reached(fence):
+            return default, None
+        return flags, stream
+
     def release_all(self) -> None:
+        for reg in self.registry.host.owned_by(self.context):
+            self.registry.host.unregister(reg)
+            self.registry.forget(self.gpu, reg.device_address)
+        self.attachments.clear()
         for base, a in list(self.live.items()):
             self.gpu.free_internal(a)
             self.registry.forget(self.gpu, base)

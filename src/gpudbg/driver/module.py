@@ -1,7 +1,12 @@
 """Loaded modules, their functions and globals, and kernel launch.
 
-Loading is parse (PTX text -> IR) then the simulator's loader (globals and
-constants allocated and initialized in device memory, code translated once).
+Loading is decode (PTX text, a fatbin or its wrapper, a host ELF's
+.nv_fatbin, a linked IR image, or a pointer to one of these: all end as
+PTX, the one thing the simulator runs), parse (PTX text -> IR), then the
+simulator's loader (globals and constants allocated and initialized in
+device memory, code translated once), then the JIT options applied to each
+kernel's footprint (register cap, thread limits), which is what launch
+validation and block placement read.
 A launch is what a real driver does with a QMD: validate the configuration
 against the device limits and the kernel's footprint, write the launch
 descriptor and the packed parameters into one LAUNCH allocation in device
@@ -11,12 +16,20 @@ when the launch's fence retires. Nothing here executes code.
 from __future__ import annotations
 
 import itertools
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
+import numpy as np
+
 from gpudbg.driver import commands as C
+from gpudbg.driver import fatbin as FB
+from gpudbg.driver import launch_config, limits
+from gpudbg.driver.jit_options import JitOptions, mcJitCacheMode, mcJitOption
+from gpudbg.driver.linker import LinkedImage
 from gpudbg.driver.params import pack_params, unpack_extra
 from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.types import mcFunction_attribute
 from gpudbg.sim.device_model import occupancy
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
 
@@ -35,15 +48,22 @@ class Function:
     def __repr__(self) -> str:
         return f"<mcFunction {self.name}>"
 
+    def get_attribute(self, attrib: Any) -> int:
+        return function_attribute(self, attrib)
+
 
 class Module:
-    """mcModule_t."""
+    """mcModule_t. `jit` holds the options it was loaded with, `info_log`
+    the load log those options' log buffers received."""
 
-    def __init__(self, context: Any, loaded: Any, name: str):
+    def __init__(self, context: Any, loaded: Any, name: str, jit: JitOptions | None = None):
         self.id = next(_ids)
         self.context = context
         self.loaded = loaded
         self.name = name
+        self.jit = jit if jit is not None else JitOptions()
+        self.info_log = ""
+        self.targeted_threads: int | None = None
         self.functions = {n: Function(self, k) for n, k in loaded.functions.items()}
         self.unloaded = False
         for f in self.functions.values():
@@ -87,35 +107,221 @@ class Module:
             ctx.modules.remove(self)
 
 
-def _image_text(image: Any) -> str:
+# ------------------------------------------------------------------ function attributes
+def _cc(context: Any) -> int:
+    major, minor = context.device.model.compute_capability
+    return major * 10 + minor
+
+
+def _ptx_arch(module_ir: Any) -> int | None:
+    for t in getattr(module_ir, "targets", ()):
+        digits = "".join(c for c in t[3:] if c.isdigit()) if t.startswith("sm_") else ""
+        if digits:
+            return int(digits)
+    return None
+
+
+def function_attribute(f: "Function", attrib: Any) -> int:
+    """CUfunction_attribute semantics. The fields mcFuncGetAttributes also
+    reports come from the same record (driver/launch_config.py), so the two
+    queries cannot disagree; the cache mode is the JIT option the module
+    was loaded with, the cluster fields are the kernel's
+    .reqnctapercluster directive."""
+    A = mcFunction_attribute
+    try:
+        a = A(int(attrib)) if not isinstance(attrib, bool) else None
+    except (TypeError, ValueError):
+        a = None
+    if a is None:
+        raise DriverError(mcError_t.mcErrorInvalidValue, f"{attrib!r} is not an mcFunction_attribute")
+    r = launch_config.attributes(f)
+    directives = getattr(f.kernel, "directives", None)
+    cluster = directives.get("reqnctapercluster") if isinstance(directives, dict) else None
+    values = {
+        A.MC_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: r.maxThreadsPerBlock,
+        A.MC_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: r.sharedSizeBytes,
+        A.MC_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: r.constSizeBytes,
+        A.MC_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: r.localSizeBytes,
+        A.MC_FUNC_ATTRIBUTE_NUM_REGS: r.numRegs,
+        A.MC_FUNC_ATTRIBUTE_PTX_VERSION: r.ptxVersion,
+        A.MC_FUNC_ATTRIBUTE_BINARY_VERSION: r.binaryVersion,
+        A.MC_FUNC_ATTRIBUTE_CACHE_MODE_CA: int(f.module.jit.cache_mode is mcJitCacheMode.mcJitCacheOptionCa),
+        A.MC_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: r.maxDynamicSharedSizeBytes,
+        A.MC_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: r.preferredShmemCarveout,
+        A.MC_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: int(cluster is not None),
+        A.MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: cluster[0] if cluster else 0,
+        A.MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: cluster[1] if cluster else 0,
+        A.MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: cluster[2] if cluster else 0,
+        A.MC_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: 0,
+        A.MC_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: 0,
+    }
+    return int(values[a])
+
+
+# ------------------------------------------------------------------ images
+def _read_pointer(context: Any, ptr: int) -> bytes:
+    """The bytes from a user pointer (pinned host or device memory) to the
+    end of its allocation: an image passed as `const void *`."""
+    info = context.engine.uva.resolve(ptr) if ptr else None
+    if info is None:
+        raise DriverError(mcError_t.mcErrorInvalidValue,
+                          f"image pointer 0x{ptr:x} is not host-pinned or device memory of this process")
+    with info.gpu.cv:
+        return bytes(info.gpu.memory.read(info.address, info.remaining))
+
+
+def _as_bytes(context: Any, image: Any) -> bytes | str:
     if isinstance(image, str):
-        text = image
-    elif isinstance(image, (bytes, bytearray, memoryview)):
-        raw = bytes(image).split(b"\x00", 1)[0]
+        return image
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        return bytes(image)
+    if isinstance(image, np.ndarray):
+        return image.tobytes()
+    if isinstance(image, (int, np.integer)) and not isinstance(image, bool):
+        return _read_pointer(context, int(image))
+    raise DriverError(mcError_t.mcErrorInvalidValue,
+                      f"image must be PTX text, image bytes or a pointer, not {type(image).__name__}")
+
+
+def _ptx_from_fatbin(context: Any, data: bytes) -> str:
+    try:
+        entry = FB.select_ptx(FB.parse_fatbin(data), context.device.model.compute_capability)
+        return entry.ptx_text()
+    except FB.NoImageForDevice as e:
+        raise DriverError(mcError_t.mcErrorNoKernelImageForDevice, str(e)) from None
+    except (FB.FatbinError, FB.CompressedEntry) as e:
+        raise DriverError(mcError_t.mcErrorInvalidImage, f"fatbin: {e}") from None
+
+
+def unwrap_fatbin(context: Any, data: bytes) -> bytes:
+    """A wrapper struct's fatbin, read through its data pointer."""
+    try:
+        ptr = FB.parse_wrapper(data)
+    except FB.FatbinError as e:
+        raise DriverError(mcError_t.mcErrorInvalidImage, str(e)) from None
+    return _read_pointer(context, ptr)
+
+
+def _ptx_from_elf(context: Any, data: bytes) -> str:
+    try:
+        sections, machine = FB.elf_fatbins(data)
+    except FB.FatbinError as e:
+        raise DriverError(mcError_t.mcErrorInvalidImage, f"image is ELF but {e}") from None
+    if machine == FB.EM_CUDA:
+        raise DriverError(mcError_t.mcErrorNoKernelImageForDevice,
+                          "image is a cubin (SASS for a real NVIDIA GPU); the simulator runs PTX only: "
+                          "load the PTX or a fatbin that contains PTX")
+    if not sections:
+        raise DriverError(mcError_t.mcErrorInvalidImage, "ELF image has no .nv_fatbin section")
+    return _ptx_from_fatbin(context, sections[0])
+
+
+def image_to_ptx(context: Any, image: Any, fatbin_only: bool = False) -> str:
+    """PTX text from any image form: PTX text, a fatbin, a fatbin wrapper,
+    a host ELF with a .nv_fatbin section, or a pointer to one of these."""
+    data = _as_bytes(context, image)
+    if isinstance(data, str):
+        text = data
+    elif FB.is_wrapper(data):
+        return _ptx_from_fatbin(context, unwrap_fatbin(context, data))
+    elif FB.is_fatbin(data):
+        return _ptx_from_fatbin(context, data)
+    elif data.startswith(b"\x7fELF") and not fatbin_only:
+        return _ptx_from_elf(context, data)
+    else:
         try:
-            text = raw.decode("utf-8")
+            text = data.split(b"\x00", 1)[0].decode("utf-8")
         except UnicodeDecodeError:
             raise DriverError(mcError_t.mcErrorInvalidImage,
-                              "image is not PTX text (not UTF-8; cubin/fatbin are not supported)") from None
-    else:
-        raise DriverError(mcError_t.mcErrorInvalidValue,
-                          f"image must be PTX as str or bytes, not {type(image).__name__}")
-    if ".version" not in text or ".target" not in text:
+                              "image is neither PTX text, a fatbin nor an ELF object") from None
+    if fatbin_only:
         raise DriverError(mcError_t.mcErrorInvalidImage,
-                          "image is not PTX: no .version/.target directives")
+                          f"image is not a fatbinary (no magic 0x{FB.FATBIN_MAGIC:08X} or wrapper "
+                          f"0x{FB.WRAPPER_MAGIC:08X}); use mcModuleLoadData for PTX")
+    if ".version" not in text or ".target" not in text:
+        raise DriverError(mcError_t.mcErrorInvalidImage, "image is not PTX: no .version/.target directives")
     return text
 
 
-def load_data(context: Any, image: Any, name: str = "<image>") -> Module:
+def parse_ptx(text: str, name: str) -> Any:
     from gpudbg.ptx.errors import PTXParseError
     from gpudbg.ptx.parser import parse
-    from gpudbg.sim.loader import load_module
-
-    text = _image_text(image)
     try:
-        ir_module = parse(text, name)
+        return parse(text, name)
     except PTXParseError as e:
         raise DriverError(mcError_t.mcErrorInvalidKernelFile, str(e)) from None
+
+
+# ------------------------------------------------------------------ loading
+def _thread_limit(model: Any, k: Any, jit: JitOptions) -> int:
+    limit = min(model.max_threads_per_block, model.registers_per_sm // max(k.num_regs, 1) // 32 * 32)
+    cap = jit.max_threads_per_block
+    override = cap is not None and jit.get(mcJitOption.mcJitOverrideDirectiveValues, 0)
+    if not override:
+        for key in ("maxntid", "reqntid"):
+            dims = k.directives.get(key)
+            if dims is not None:
+                dims = dims if isinstance(dims, (tuple, list)) else (dims,)
+                limit = min(limit, int(np.prod([int(d) for d in dims])))
+    return min(limit, cap) if cap is not None else limit
+
+
+def _apply_jit(context: Any, loaded: Any, jit: JitOptions) -> int | None:
+    """Register cap and thread limits into each kernel's footprint; returns
+    the threads per block targeted (mcJitThreadsPerBlock's output)."""
+    model = context.device.model
+    caps = []
+    if jit.max_registers is not None:
+        caps.append(jit.max_registers)
+    targeted = None
+    if jit.threads_per_block is not None:
+        warps = -(-jit.threads_per_block // model.lanes)
+        per_warp = model.registers_per_block // warps // model.register_allocation_unit \
+            * model.register_allocation_unit
+        caps.append(max(per_warp // model.lanes, 1))
+        targeted = jit.threads_per_block
+    for k in loaded.functions.values():
+        for c in caps:
+            k.num_regs = min(k.num_regs, c)
+        if caps or jit.max_threads_per_block is not None:
+            k.max_threads_per_block = _thread_limit(model, k, jit)
+    return targeted
+
+
+def _check_target(context: Any, module_ir: Any, jit: JitOptions) -> None:
+    cc = _cc(context)
+    target = jit.target
+    if target is None:
+        return
+    if target > cc:
+        raise DriverError(mcError_t.mcErrorNoKernelImageForDevice,
+                          f"mcJitTarget compute_{target} is newer than the device (sm_{cc})")
+    arch = _ptx_arch(module_ir)
+    if arch is not None and arch > target:
+        raise DriverError(mcError_t.mcErrorInvalidKernelFile,
+                          f"PTX .target sm_{arch} cannot be compiled for mcJitTarget compute_{target}")
+
+
+def _load_log(name: str, loaded: Any, jit: JitOptions) -> str:
+    lines = [f"gpudbg JIT: loaded {name}: {len(loaded.functions)} kernel(s)"
+             + (" (" + ", ".join(loaded.functions) + ")" if loaded.functions else "")]
+    if jit.verbose:
+        for k in loaded.functions.values():
+            lines.append(f"Function properties for {k.name}: {k.num_regs} registers, {k.static_shared} bytes smem, "
+                         f"{k.local_size} bytes lmem, max {k.max_threads_per_block} threads per block")
+    if jit.get(mcJitOption.mcJitGenerateDebugInfo):
+        lines.append("debug info recorded (mcJitGenerateDebugInfo)")
+    if jit.get(mcJitOption.mcJitGenerateLineInfo):
+        lines.append("line info recorded (mcJitGenerateLineInfo)")
+    lines += jit.ignored_notes()
+    return "\n".join(lines) + "\n"
+
+
+def load_ir(context: Any, ir_module: Any, name: str, jit: JitOptions | None = None) -> Module:
+    """Load a parsed (or linked) module with JIT options applied."""
+    from gpudbg.sim.loader import load_module
+    jit = jit if jit is not None else JitOptions()
+    _check_target(context, ir_module, jit)
     try:
         with context.gpu.cv:
             loaded = load_module(context.gpu, ir_module)
@@ -123,22 +329,81 @@ def load_data(context: Any, image: Any, name: str = "<image>") -> Module:
         raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
     except Exception as e:  # LoadError, unsupported instruction: the message names the place
         raise DriverError(mcError_t.mcErrorInvalidKernelFile, f"{type(e).__name__}: {e}") from None
-    m = Module(context, loaded, name)
+    targeted = _apply_jit(context, loaded, jit)
+    m = Module(context, loaded, name, jit)
+    m.targeted_threads = targeted
+    m.info_log = _load_log(name, loaded, jit)
     context.modules.append(m)
     return m
 
 
-def load_file(context: Any, path: Any) -> Module:
+def load_data(context: Any, image: Any, name: str = "<image>", options: JitOptions | None = None,
+              fatbin_only: bool = False) -> Module:
+    """mcModuleLoadData(Ex)/mcModuleLoadFatBinary: decode, parse, load; the
+    option outputs (logs, wall time, targeted threads) are written on
+    success and on failure."""
+    jit = options if options is not None else JitOptions()
+    t0 = time.perf_counter()
+    try:
+        if isinstance(image, LinkedImage):
+            if not image.valid:
+                raise DriverError(mcError_t.mcErrorInvalidImage,
+                                  f"{image!r} was destroyed with its link state (mcLinkDestroy)")
+            if options is None:   # the link options, less the link's own outputs
+                jit = JitOptions().merged_with(image.options)
+            m = load_ir(context, image.module, image.module.filename, jit)
+        else:
+            text = image_to_ptx(context, image, fatbin_only)
+            m = load_ir(context, parse_ptx(text, name), name, jit)
+    except DriverError as e:
+        jit.write_outputs("", f"error: {e.message}\n", (time.perf_counter() - t0) * 1e3)
+        raise
+    jit.write_outputs(m.info_log, "", (time.perf_counter() - t0) * 1e3, m.targeted_threads)
+    return m
+
+
+def read_file(path: Any) -> bytes:
     if not isinstance(path, (str, Path)):
         raise DriverError(mcError_t.mcErrorInvalidValue, f"path must be str or Path, not {path!r}")
     p = Path(path)
     try:
-        data = p.read_bytes()
+        return p.read_bytes()
     except FileNotFoundError:
         raise DriverError(mcError_t.mcErrorFileNotFound, f"{p}: no such file") from None
     except OSError as e:
         raise DriverError(mcError_t.mcErrorFileNotFound, f"{p}: {e.strerror}") from None
-    return load_data(context, data, str(p))
+
+
+def load_file(context: Any, path: Any) -> Module:
+    """mcModuleLoad: a .ptx file, a fatbin or a host object with a fatbin."""
+    return load_data(context, read_file(path), str(path))
+
+
+def function_by_symbol(context: Any, symbol: Any) -> Function:
+    """mcGetFuncBySymbol: a symbol is a function handle of a loaded module,
+    a kernel's code address (its device entry point), or a kernel name that
+    exactly one module of the context defines."""
+    mods = [m for m in context.modules if not m.unloaded]
+    if isinstance(symbol, Function):
+        if symbol.module.unloaded or symbol.module.context is not context:
+            raise DriverError(mcError_t.mcErrorInvalidValue,
+                              f"{symbol!r} belongs to an unloaded module or another context")
+        return symbol
+    if isinstance(symbol, str):
+        found = [m.functions[symbol] for m in mods if symbol in m.functions]
+        if len(found) > 1:
+            raise DriverError(mcError_t.mcErrorInvalidValue,
+                              f"kernel {symbol!r} is defined in {len(found)} loaded modules "
+                              f"({', '.join(f.module.name for f in found)}); use mcModuleGetFunction")
+    elif isinstance(symbol, (int, np.integer)) and not isinstance(symbol, bool):
+        found = [f for m in mods for f in m.functions.values() if f.kernel.code_address == int(symbol)]
+    else:
+        raise DriverError(mcError_t.mcErrorInvalidValue,
+                          f"symbol must be a function handle, a kernel name or a code address, not {symbol!r}")
+    if not found:
+        raise DriverError(mcError_t.mcErrorInvalidValue,
+                          f"no kernel of a loaded module matches symbol {symbol!r}")
+    return found[0]
 
 
 def _dims(name: str, dims: Sequence[int]) -> tuple[int, int, int]:
@@ -171,11 +436,13 @@ def validate_launch(context: Any, function: Function, grid: Sequence[int], block
         raise DriverError(mcError_t.mcErrorInvalidConfiguration,
                           f"{threads} threads per block exceed {function.name}'s limit of {limit}")
     shared = k.static_shared + shared_bytes
-    if shared > m.shared_per_block:
+    max_dynamic = launch_config.max_dynamic_shared(function, m)   # mcFuncSetAttribute raises it
+    if shared_bytes > max_dynamic:
         raise DriverError(mcError_t.mcErrorInvalidValue,
                           f"{function.name} needs {shared} bytes of shared memory per block "
                           f"({k.static_shared} static + {shared_bytes} dynamic), the limit is "
-                          f"{m.shared_per_block}")
+                          f"{k.static_shared + max_dynamic} (mcFuncAttributeMaxDynamicSharedMemorySize "
+                          f"= {max_dynamic})")
     if occupancy(m, threads, k.num_regs, shared) == 0:
         raise DriverError(mcError_t.mcErrorLaunchOutOfResources,
                           f"{function.name} with {threads} threads of {k.num_regs} registers and "
@@ -212,7 +479,8 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
                                param_size=len(params), grid_id=grid_id)
     alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)
     alloc.data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + len(params)] = memoryview(params)
-    fence = stream.submit([C.make(C.Opcode.LAUNCH, descriptor=alloc.base)])
+    fence = stream.submit(limits.launch_commands(context, stream, function)
+                          + [C.make(C.Opcode.LAUNCH, descriptor=alloc.base)])
     context.defer_free(stream, fence, alloc)
     context.reap()
     return grid_id

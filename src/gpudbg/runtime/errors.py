@@ -26,6 +26,7 @@ class mcError_t(enum.IntEnum):
     mcErrorInvalidHostPointer = 16
     mcErrorInvalidDevicePointer = 17
     mcErrorInvalidMemcpyDirection = 21
+    mcErrorDuplicateVariableName = 43
     mcErrorMissingConfiguration = 52
     mcErrorSyncDepthExceeded = 68
     mcErrorLaunchPendingCountExceeded = 69
@@ -65,7 +66,9 @@ class mcError_t(enum.IntEnum):
     mcErrorNotSupported = 801
     mcErrorStreamCaptureUnsupported = 900
     mcErrorStreamCaptureInvalidated = 901
+    mcErrorStreamCaptureUnmatched = 903
     mcErrorStreamCaptureUnjoined = 904
+    mcErrorStreamCaptureIsolation = 905
     mcErrorStreamCaptureImplicit = 906
     mcErrorStreamCaptureWrongThread = 908
     mcErrorTimeout = 909
@@ -92,6 +95,7 @@ _STRINGS: dict[mcError_t, str] = {
     mcError_t.mcErrorInvalidHostPointer: "invalid host pointer",
     mcError_t.mcErrorInvalidDevicePointer: "invalid device pointer",
     mcError_t.mcErrorInvalidMemcpyDirection: "invalid copy direction for memcpy",
+    mcError_t.mcErrorDuplicateVariableName: "duplicate global variable looked up by string name",
     mcError_t.mcErrorMissingConfiguration: "__global__ function call is not configured",
     mcError_t.mcErrorSyncDepthExceeded: "mcDeviceSynchronize failed because caller's grid depth exceeds mcLimitDevRuntimeSyncDepth",
     mcError_t.mcErrorLaunchPendingCountExceeded: "launch failed because launch would exceed the pending launch count limit",
@@ -131,7 +135,9 @@ _STRINGS: dict[mcError_t, str] = {
     mcError_t.mcErrorNotSupported: "operation not supported",
     mcError_t.mcErrorStreamCaptureUnsupported: "operation not permitted when stream is capturing",
     mcError_t.mcErrorStreamCaptureInvalidated: "operation failed due to a previous error during capture",
+    mcError_t.mcErrorStreamCaptureUnmatched: "the capture was not initiated in this stream",
     mcError_t.mcErrorStreamCaptureUnjoined: "capturing stream has unjoined work",
+    mcError_t.mcErrorStreamCaptureIsolation: "dependency created on uncaptured work in another stream",
     mcError_t.mcErrorStreamCaptureImplicit: "operation would make the legacy stream depend on a capturing blocking stream",
     mcError_t.mcErrorStreamCaptureWrongThread: "attempt to terminate a thread-local capture sequence from another thread",
     mcError_t.mcErrorTimeout: "wait operation timed out",

@@ -21,8 +21,18 @@ from gpudbg.runtime.api.extensions import *  # noqa: F401,F403
 from gpudbg.runtime.api.last_error import *  # noqa: F401,F403
 from gpudbg.runtime.api.memsets import *  # noqa: F401,F403
 from gpudbg.runtime.api.modules import *  # noqa: F401,F403
+from gpudbg.runtime.api.occupancy import *  # noqa: F401,F403
+from gpudbg.runtime.exec_types import *  # noqa: F401,F403  (limits, flags, func attributes, launch params)
 from gpudbg.runtime.api.streams import *  # noqa: F401,F403
+from gpudbg.runtime.api.stream_memory import *  # noqa: F401,F403
+from gpudbg.runtime.api.graphs import *  # noqa: F401,F403  (gpudbg extensions: capture's graphs)
+from gpudbg.runtime.stream_types import *  # noqa: F401,F403  (capture, stream attributes, memory op flags)
+from gpudbg.runtime.api.vmm import *  # noqa: F401,F403
+from gpudbg.runtime.api.pools import *  # noqa: F401,F403
 from gpudbg.runtime.errors import mcError_t  # noqa: F401
+from gpudbg.runtime.memory_types import *  # noqa: F401,F403  (pitched/3D structs, memory flags)
+from gpudbg.driver.jit_options import mcJitCacheMode, mcJitFallback, mcJitInputType, mcJitOption  # noqa: F401
+from gpudbg.runtime.types import mcFunction_attribute  # noqa: F401
 from gpudbg.runtime.types import (  # noqa: F401  (the API's vocabulary, as in cuda-python)
     mcComputeMode, mcDeviceAttribute_t, mcDeviceProp, mcEventFlags, mcHostAllocFlags, mcLaunchParam,
     mcMallocHostFlags, mcMemAttachFlags, mcMemcpyKind, mcStreamFlags, mcStreamLegacy, mcStreamPerThread,

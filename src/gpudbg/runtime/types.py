@@ -68,6 +68,29 @@ class mcLaunchParam(enum.IntEnum):
     MC_LAUNCH_PARAM_BUFFER_SIZE = 0x02
 
 
+class mcFunction_attribute(enum.IntEnum):
+    """mcFuncGetAttribute's attributes, numbered as CUfunction_attribute
+    (the seed's MC_FUNC_CACHE_MODE_CA spelling is kept as an alias)."""
+
+    MC_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0
+    MC_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1
+    MC_FUNC_ATTRIBUTE_CONST_SIZE_BYTES = 2
+    MC_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3
+    MC_FUNC_ATTRIBUTE_NUM_REGS = 4
+    MC_FUNC_ATTRIBUTE_PTX_VERSION = 5
+    MC_FUNC_ATTRIBUTE_BINARY_VERSION = 6
+    MC_FUNC_ATTRIBUTE_CACHE_MODE_CA = 7
+    MC_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+    MC_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+    MC_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET = 10
+    MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11
+    MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT = 12
+    MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH = 13
+    MC_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+    MC_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 15
+    MC_FUNC_CACHE_MODE_CA = 7
+
+
 # Stream handles that name the default streams explicitly (cudaStreamLegacy,
 # cudaStreamPerThread).
 mcStreamLegacy = 0x1
@@ -247,7 +270,7 @@ def attribute_values(m: DeviceModel) -> dict[mcDeviceAttribute_t, int]:
         A.mcDevAttrTexturePitchAlignment: m.texture_pitch_alignment,
         A.mcDevAttrComputeCapabilityMajor: m.compute_capability[0],
         A.mcDevAttrComputeCapabilityMinor: m.compute_capability[1],
-        A.mcDevAttrStreamPrioritiesSupported: 0,
+        A.mcDevAttrStreamPrioritiesSupported: 1,   # the front end schedules channels by priority
         A.mcDevAttrGlobalL1CacheSupported: 1,
         A.mcDevAttrLocalL1CacheSupported: 1,
         A.mcDevAttrMaxSharedMemoryPerMultiprocessor: m.shared_per_sm,
@@ -261,11 +284,11 @@ def attribute_values(m: DeviceModel) -> dict[mcDeviceAttribute_t, int]:
         A.mcDevAttrConcurrentManagedAccess: 0,
         A.mcDevAttrComputePreemptionSupported: 1,
         A.mcDevAttrCanUseHostPointerForRegisteredMem: 1,
-        A.mcDevAttrCooperativeLaunch: 0,
-        A.mcDevAttrCooperativeMultiDeviceLaunch: 0,
+        A.mcDevAttrCooperativeLaunch: 1,   # all blocks of a fitting grid run in one wave
+        A.mcDevAttrCooperativeMultiDeviceLaunch: 1,
         A.mcDevAttrMaxSharedMemoryPerBlockOptin: m.shared_per_block_optin,
         A.mcDevAttrCanFlushRemoteWrites: 0,
-        A.mcDevAttrHostRegisterSupported: 0,
+        A.mcDevAttrHostRegisterSupported: 1,           # mcHostRegister aliases the buffer
         A.mcDevAttrPageableMemoryAccessUsesHostPageTables: 0,
         A.mcDevAttrDirectManagedMemAccessFromHost: 1,
         A.mcDevAttrMaxBlocksPerMultiprocessor: m.max_blocks_per_sm,
@@ -273,12 +296,12 @@ def attribute_values(m: DeviceModel) -> dict[mcDeviceAttribute_t, int]:
         A.mcDevAttrMaxAccessPolicyWindowSize: 128 * 1024 * 1024,
         A.mcDevAttrReservedSharedMemoryPerBlock: m.reserved_shared_per_block,
         A.mcDevAttrSparseMcArraySupported: 0,
-        A.mcDevAttrHostRegisterReadOnlySupported: 0,
-        A.mcDevAttrMemoryPoolsSupported: 0,
+        A.mcDevAttrHostRegisterReadOnlySupported: 1,   # mcHostRegisterReadOnly maps read-only
+        A.mcDevAttrMemoryPoolsSupported: 1,
         A.mcDevAttrGPUDirectRDMASupported: 0,
         A.mcDevAttrGPUDirectRDMAFlushWritesOptions: 0,
         A.mcDevAttrGPUDirectRDMAWritesOrdering: 0,
-        A.mcDevAttrMemoryPoolSupportedHandleTypes: 0,
+        A.mcDevAttrMemoryPoolSupportedHandleTypes: 1,   # POSIX file descriptors
         A.mcDevAttrDeferredMappingMcArraySupported: 0,
     }
     v.update(_CC90_IMAGE_LIMITS)

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpudbg.sim import launch_limits
 from gpudbg.sim.faults import KernelFault, LaneFault
+from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
 from gpudbg.sim.wave import LaunchResources, WaveExecution, build_waves, local_size_for
 
@@ -55,6 +57,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     grid = tuple(int(g) for g in grid)
     block = tuple(int(b) for b in block)
     budget = instruction_budget(gpu)
+    launch_limits.begin_launch(gpu)
     total = 0
     steps = 0
     cycles = 0
@@ -83,19 +86,27 @@ def gpu_clock_advance(gpu, cycles: int) -> None:
 def run_wave(X: WaveExecution) -> None:
     code = X.program.code
     leader = X.program.leader
+    spin = SpinBackoff(X)   # blocks spinning on other blocks must not starve them
     while True:
         sched = X.sched
-        m = sched.min()
-        if m >= PARKED:
+        picked = spin.pick(sched)
+        m = picked[0] if picked is not None else sched.min()
+        if picked is not None:
+            idx = picked[1]
+        elif m >= PARKED:
             if m >= EXITED:
                 return
             if X.release_barriers(final=True):
                 continue
-            raise KernelFault(X.deadlock_report())
-        if sched.max() == m:
+            fault = KernelFault(X.deadlock_report())
+            fault.wave = X  # for coredumps, taken before the next launch reuses X's arrays
+            raise fault
+        elif sched.max() == m:
             idx = None
+            spin.observe(int(m), idx)
         else:
             idx = np.flatnonzero(sched == m)
+            spin.observe(int(m), idx)
         pc = X.step_pc = int(m)
         nsel = X.n if idx is None else len(idx)
         sel = idx
@@ -127,7 +138,11 @@ def run_wave(X: WaveExecution) -> None:
                 break
         except LaneFault as e:
             X.count_work(nsel, executed)
-            raise KernelFault(X.fault_report(e, pc, sel)) from None
+            fault = KernelFault(X.fault_report(e, pc, sel))
+            fault.wave = X
+            raise fault from None
         X.count_work(nsel, executed)
         if X.thread_instructions > X.budget:
-            raise KernelFault(X.budget_report(pc))
+            fault = KernelFault(X.budget_report(pc))
+            fault.wave = X
+            raise fault

@@ -1,9 +1,13 @@
 """The simulated GPU's front end (host interface + PBDMA): one device thread
 that reads commands out of channel rings and executes them.
 
-Scheduling: channels whose head command is runnable are served round-robin,
-one command at a time; an unsatisfied SEM_ACQUIRE blocks only its own
-channel. Every pointer update and semaphore write happens under the GPU's
+Scheduling: channels whose head command is runnable are served by stream
+priority (a channel's `priority`, lower number first, as CUDA's), round-robin
+among equal priorities, one command at a time; an unsatisfied SEM_ACQUIRE or
+WAIT_VALUE blocks only its own channel. A blocked WAIT_VALUE is re-checked
+after every command and doorbell, and also every VALUE_POLL_S, since a host
+store through a pinned host_view rings no doorbell. Executed work advances
+the device clock by sim/timing.py's cost model; TIMESTAMP stores it. Every pointer update and semaphore write happens under the GPU's
 condition variable, followed by notify_all, so host waiters (fences, ring
 space) wake exactly when something changed; with nothing runnable the thread
 sleeps on the same condition until a doorbell. Long work (a kernel, a big
@@ -26,6 +30,8 @@ import numpy as np
 from gpudbg.driver import commands as C
 from gpudbg.driver.fence import ChannelError
 from gpudbg.runtime.errors import mcError_t
+from gpudbg.sim import launch_limits, timing
+from gpudbg.sim import copy_engine
 from gpudbg.sim.faults import CUDBGException, FaultReport, KernelFault
 from gpudbg.sim.memory.spaces import AccessFault
 
@@ -47,6 +53,28 @@ FAULT_CODES: dict[CUDBGException, mcError_t] = {
 }
 
 
+QUICK_OPCODES = frozenset({C.Opcode.SEM_RELEASE, C.Opcode.SEM_ACQUIRE, C.Opcode.NOP, C.Opcode.HOST_NOTIFY,
+                           C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE, C.Opcode.TIMESTAMP,
+                           C.Opcode.SET_LAUNCH_LIMITS})
+# WAIT_VALUE flags, as CUDA's CU_STREAM_WAIT_VALUE_*.
+WAIT_VALUE_GEQ, WAIT_VALUE_EQ, WAIT_VALUE_AND, WAIT_VALUE_NOR = 0, 1, 2, 3
+WAIT_VALUE_FLUSH = 1 << 30
+VALUE_POLL_S = 0.002   # re-check interval of blocked WAIT_VALUEs (direct host_view writes)
+
+
+def _memop_problem(cmd: C.Command) -> str:
+    """Why a WAIT_VALUE/WRITE_VALUE cannot execute ('' when it can)."""
+    if cmd.width not in (4, 8):
+        return f"width {cmd.width} is not 4 or 8"
+    if cmd.address % cmd.width:
+        return f"address 0x{cmd.address:x} is not {cmd.width}-byte aligned"
+    if cmd.opcode is C.Opcode.WAIT_VALUE and (cmd.flags & ~WAIT_VALUE_FLUSH) > WAIT_VALUE_NOR:
+        return f"flags 0x{cmd.flags:x} name no wait condition"
+    if cmd.opcode is C.Opcode.WRITE_VALUE and cmd.flags > 1:
+        return f"flags 0x{cmd.flags:x} are not DEFAULT or NO_MEMORY_BARRIER"
+    return ""
+
+
 def error_code_for(report: FaultReport) -> mcError_t:
     """The sticky context error a fault report becomes."""
     if report.hang is not None:
@@ -65,6 +93,7 @@ class Frontend:
         self._stop = False
         self._thread: threading.Thread | None = None
         self.commands_executed = 0
+        self._value_blocked = False    # a WAIT_VALUE head was unsatisfied at the last pick
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -113,10 +142,12 @@ class Frontend:
                         return
                     pick = self._pick()
                     if pick is None:
-                        self.cv.wait()
+                        # A blocked WAIT_VALUE may be released by a direct host
+                        # write to pinned memory, which rings no doorbell: re-check
+                        # it after a bounded poll interval (mc* writes notify).
+                        self.cv.wait(VALUE_POLL_S if self._value_blocked else None)
                 channel, offset, cmd = pick
-                if cmd.opcode in (C.Opcode.SEM_RELEASE, C.Opcode.SEM_ACQUIRE, C.Opcode.NOP,
-                                  C.Opcode.HOST_NOTIFY):
+                if cmd.opcode in QUICK_OPCODES:
                     error = self._execute_quick(channel, cmd)
                     self._retire(channel, offset, cmd, error)
                     continue
@@ -137,8 +168,12 @@ class Frontend:
         self.cv.notify_all()
 
     def _pick(self) -> tuple[Any, int, C.Command] | None:
-        """The next runnable head command, round-robin (caller holds cv)."""
+        """The next runnable head command (caller holds cv): the channel of
+        highest stream priority (lowest number) among runnable ones,
+        round-robin among equals."""
         n = len(self.channels)
+        best: tuple[int, int, Any, int, C.Command] | None = None
+        self._value_blocked = False
         for k in range(n):
             ch = self.channels[(self._rr + k) % n]
             ring = ch.ring
@@ -156,15 +191,52 @@ class Frontend:
                 continue
             if cmd.opcode is C.Opcode.SEM_ACQUIRE and not self._acquired(ch, cmd):
                 continue
-            self._rr = (self._rr + k + 1) % n
-            return ch, ring.get, cmd
-        return None
+            if cmd.opcode is C.Opcode.WAIT_VALUE and not self._value_ready(cmd):
+                self._value_blocked = True
+                continue
+            prio = getattr(ch, "priority", 0)
+            if best is None or prio < best[0]:
+                best = (prio, k, ch, ring.get, cmd)
+        if best is None:
+            return None
+        _prio, k, ch, offset, cmd = best
+        self._rr = (self._rr + k + 1) % n
+        return ch, offset, cmd
 
     def _acquired(self, channel: Any, cmd: C.Command) -> bool:
         try:
             return self._read_u64(cmd.address) >= cmd.value
         except AccessFault:
             return True  # executing it reports the fault
+
+    def waiting(self, channel: Any, cmd: C.Command) -> bool:
+        """Whether `cmd`, the head of `channel`, waits on a semaphore or
+        value that is not there yet (caller holds cv)."""
+        if cmd.opcode is C.Opcode.SEM_ACQUIRE:
+            return not self._acquired(channel, cmd)
+        return cmd.opcode is C.Opcode.WAIT_VALUE and not self._value_ready(cmd)
+
+    def blocked_heads(self) -> list[tuple[Any, int, C.Command]] | None:
+        """For hang detection (caller holds cv): (channel, rptr, head) of every
+        channel whose head waits, or None when the GPU can make progress (a
+        command executing, or a head that can run)."""
+        if self.busy is not None:
+            return None
+        out = []
+        for ch in self.channels:
+            ring = ch.ring
+            if ring.empty() or ch.group in self._killing:
+                continue
+            if ch.semaphore.error is not None:
+                return None
+            try:
+                cmd = ring.decode_at(ring.get)
+            except C.CommandDecodeError:
+                return None
+            if not self.waiting(ch, cmd):
+                return None
+            out.append((ch, ring.get, cmd))
+        return out
 
     # ------------------------------------------------------------ execution
     def _read_u64(self, address: int) -> int:
@@ -178,6 +250,20 @@ class Frontend:
                 self._read_u64(cmd.address)
             elif cmd.opcode is C.Opcode.HOST_NOTIFY:
                 self.gpu.notifications.append((channel.id, cmd.token))
+            elif cmd.opcode in (C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE):
+                bad = _memop_problem(cmd)
+                if bad:
+                    return ChannelError(mcError_t.mcErrorLaunchFailure,
+                                        f"bad {cmd.opcode.name} on {channel.name}: {bad}")
+                if cmd.opcode is C.Opcode.WAIT_VALUE:
+                    self._read_value(cmd.address, cmd.width)   # a fault is reported here
+                else:
+                    self._write_value(cmd.address, cmd.value, cmd.width)
+            elif cmd.opcode is C.Opcode.TIMESTAMP:
+                self.gpu.memory.view(cmd.address, 8).view(np.uint64)[0] = timing.now(self.gpu)
+            elif cmd.opcode is C.Opcode.SET_LAUNCH_LIMITS:
+                launch_limits.program(channel, launch_limits.LaunchLimits(
+                    cmd.stack_size, cmd.printf_fifo_size, cmd.malloc_heap_size))
             return None
         except AccessFault as f:
             return ChannelError(mcError_t.mcErrorIllegalAddress,
@@ -190,10 +276,20 @@ class Frontend:
                 mem.copy(cmd.dst, cmd.src, cmd.size)
             elif cmd.opcode is C.Opcode.MEMSET:
                 mem.fill(cmd.dst, cmd.value, cmd.element_size, cmd.count)
+            elif cmd.opcode in (C.Opcode.COPY_2D, C.Opcode.MEMSET_2D):
+                copy_engine.execute(self.gpu, cmd)
             elif cmd.opcode is C.Opcode.LAUNCH:
+                launch_limits.apply(self.gpu, channel)
                 self._launch(cmd.descriptor)
+            elif cmd.opcode in (C.Opcode.POOL_ALLOC, C.Opcode.POOL_FREE):
+                self._pool_command(cmd)
+            timing.charge(self.gpu, cmd.opcode.name, cmd.fields)
             return None
         except KernelFault as kf:
+            from gpudbg.dump.coredump import on_kernel_fault
+            on_kernel_fault(self.gpu, kf)  # GPUDBG_COREDUMP_ON_EXCEPTION: dump before the wave is reused
+            from gpudbg.dump.devcoredump.capture import on_device_fault
+            on_device_fault(self.gpu, channel, kf.report)  # latch fault registers; GPUDBG_DEVCOREDUMP_DIR
             return ChannelError(error_code_for(kf.report), kf.report.format(), kf.report)
         except AccessFault as f:
             return ChannelError(mcError_t.mcErrorIllegalAddress,
@@ -203,6 +299,51 @@ class Frontend:
             return ChannelError(mcError_t.mcErrorLaunchFailure,
                                 f"internal simulator error executing {cmd!r} on {channel.name}: "
                                 f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+
+    # ------------------------------------------------------------ stream memory ops
+    def _read_value(self, address: int, width: int) -> int:
+        dt = np.uint32 if width == 4 else np.uint64
+        return int(self.gpu.memory.view(address, width).view(dt)[0])
+
+    def _write_value(self, address: int, value: int, width: int) -> None:
+        dt = np.uint32 if width == 4 else np.uint64
+        self.gpu.memory.view(address, width).view(dt)[0] = value & ((1 << (8 * width)) - 1)
+
+    def _value_ready(self, cmd: C.Command) -> bool:
+        """CU_STREAM_WAIT_VALUE_* semantics: GEQ is a cyclic (wrapping,
+        signed-difference) comparison; EQ, AND (any common bit), NOR
+        (~(*addr | value) != 0) on the 32- or 64-bit word."""
+        if _memop_problem(cmd):
+            return True  # executing it reports the bad command
+        try:
+            cur = self._read_value(cmd.address, cmd.width)
+        except AccessFault:
+            return True  # executing it reports the fault
+        bits = 8 * cmd.width
+        mask = (1 << bits) - 1
+        value = cmd.value & mask
+        op = cmd.flags & ~WAIT_VALUE_FLUSH
+        if op == WAIT_VALUE_GEQ:
+            return ((cur - value) & mask) < (1 << (bits - 1))
+        if op == WAIT_VALUE_EQ:
+            return cur == value
+        if op == WAIT_VALUE_AND:
+            return (cur & value) != 0
+        return (~(cur | value) & mask) != 0
+
+    def _pool_command(self, cmd: C.Command) -> None:
+        """Stream-ordered allocation takes effect here, when the GPU reaches it:
+        the block is mapped from its backed pool reservation, and a free
+        unmaps it, remembered as freed so a later access is use-after-free."""
+        with self.cv:
+            try:
+                if cmd.opcode is C.Opcode.POOL_ALLOC:
+                    self.gpu.memory.map_backed(cmd.address, cmd.size, label="stream-ordered allocation")
+                else:
+                    self.gpu.memory.unmap(cmd.address, remember_freed=True)
+            except ValueError as e:
+                raise AccessFault(CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS,
+                                  self._code_space().GLOBAL, -1, cmd.address, 0, str(e)) from None
 
     def _launch(self, descriptor_address: int) -> None:
         mem = self.gpu.memory

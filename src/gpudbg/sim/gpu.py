@@ -41,6 +41,7 @@ class SimGPU:
         self.cv = threading.Condition(threading.RLock())
         self.functions: dict[int, Any] = {}     # code address -> KernelFunction
         self.fault_listeners: list[Callable[[int, Any], None]] = []
+        self.peers: dict[int, "SimGPU"] = {}     # devices this one's copy engine reaches (set by the driver)
         self.internal_errors: list[BaseException] = []
         self.notifications: list[tuple[int, int]] = []
         self.last_launch_stats: Any = None

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpudbg.sim.device_model import occupancy
+from gpudbg.sim import launch_limits
 from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind
 from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
 from gpudbg.sim.faults import LaneFault
@@ -528,7 +529,8 @@ class WaveExecution:
         return linear_block * (1 << 20) + self.layout.linear_tid[slots]
 
     def emit_printf(self, text: str) -> None:
-        self.printf_out.append(text)
+        if launch_limits.admit_printf(self.gpu, text):   # the FIFO drops what does not fit
+            self.printf_out.append(text)
 
     def flush_printf(self) -> None:
         if self.printf_out:

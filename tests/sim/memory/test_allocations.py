@@ -151,3 +151,52 @@ def test_host_faults_have_lane_minus_one_and_precise_text():
         gm.write(a.base + 64, b"abcd")
     with pytest.raises(TypeError, match="bytes-like"):
         gm.write(a.base, 3.5)
+
+
+def test_mapping_access_flags_backed_reservations_and_freed_mappings():
+    from gpudbg.sim.memory.allocations import MapAccess
+    gm = GlobalMemory(capacity=16 << 20)
+    r = gm.reserve(4 << 20)
+    m = gm.map(r, 1 << 20, np.zeros(1 << 20, np.uint8), access=MapAccess.NONE)
+    assert gm.mapping_access(r + 5) is MapAccess.NONE and gm.mapping_access(r + (2 << 20)) is None
+    addrs = np.array([r + 8, r + 16], dtype=np.uint64)
+    with pytest.raises(AccessFault, match="mapped without access") as e:
+        gm.load(addrs, np.uint32)
+    assert e.value.lane == 0 and e.value.address == r + 8
+    assert "without access" in gm.access_denied(r, 4, write=False)
+    assert gm.set_access(r, 1 << 20, MapAccess.READ) == [m]
+    assert list(gm.load(addrs, np.uint32)) == [0, 0]
+    assert gm.access_denied(r, 4, write=False) is None and "read-only" in gm.access_denied(r, 4, True)
+    with pytest.raises(AccessFault, match="read-only"):
+        gm.store(addrs, 1, np.uint32)
+    gm.set_access(r, 1 << 20, MapAccess.READ_WRITE)
+    gm.store(addrs, 7, np.uint32)
+    assert gm.access_denied(r, 4, True) is None
+    with pytest.raises(ValueError, match="whole, contiguous mappings"):
+        gm.set_access(r, 2 << 20, MapAccess.READ)
+    with pytest.raises(AccessFault, match="reserved but unmapped"):
+        gm.load(np.array([r + (1 << 20)], dtype=np.uint64), np.uint8)
+    # a backed reservation is charged and mapped piecewise from its own memory
+    used = gm.used
+    b = gm.reserve(2 << 20, backed=True)
+    assert gm.used == used + (2 << 20)
+    blk = gm.map_backed(b + 256, 100)
+    gm.write(b + 256, b"\x05")
+    assert blk.data.base is not None and gm.used == used + (2 << 20)
+    with pytest.raises(ValueError, match="backed reservation"):
+        gm.map_backed(r + (2 << 20), 16)
+    gm.unmap(b + 256, remember_freed=True)
+    assert "is inside a freed 100-byte allocation" in gm.describe(b + 260)
+    with pytest.raises(AccessFault, match="inside a freed"):
+        gm.load(np.array([b + 256], dtype=np.uint64), np.uint8)
+    again = gm.map_backed(b + 256, 100)
+    assert gm.read(b + 256, 1)[0] == 5 and "freed" not in gm.describe(b + 256)   # same physical bytes
+    gm.unmap(again.base)
+    assert gm.mappings_in(b, 2 << 20) == []
+    gm.release(b)
+    assert gm.used == used
+    gm.charge(1 << 20)
+    assert gm.used == used + (1 << 20)
+    gm.discharge(1 << 20)
+    with pytest.raises(OutOfMemory):
+        gm.charge(64 << 20)

@@ -1,41 +1,58 @@
-"""Seed 002 §2.5: event management."""
+"""Seed 002 §2.5: event management.
+
+Events are driver objects (driver/event.py): a record is a TIMESTAMP
+command on the stream, whose value comes from the simulated device clock
+(the timing model is documented there and in sim/timing.py).
+mcEventBlockingSync is accepted and reported; every host wait in gpudbg
+already blocks on a condition variable, so it changes nothing observable.
+mcEventInterprocess must come with mcEventDisableTiming, as in CUDA.
+"""
 from __future__ import annotations
 
 from typing import Any
 
-from gpudbg.driver.event import Event, check_event
+from gpudbg.driver import capture
+from gpudbg.driver.event import Event, check_event, elapsed_ms
 from gpudbg.runtime.api._base import _api, _ctx, _int
 from gpudbg.runtime.errors import DriverError, mcError_t
 
 
-# ------------------------------------------------------------------ 2.5 events
 @_api(1)
 def mcEventCreate() -> Event:
-    """Seed 002 §2.5.3.1."""
+    """Seed 002 §2.5.3.1: an event with mcEventDefault (timing enabled)."""
     return mcEventCreateWithFlags.__wrapped__(0)
 
 
 @_api(1)
 def mcEventCreateWithFlags(flags: int) -> Event:
-    """Seed 002 §2.5.3.2."""
+    """Seed 002 §2.5.3.2: mcEventDefault, mcEventBlockingSync,
+    mcEventDisableTiming, mcEventInterprocess (with DisableTiming)."""
     ctx = _ctx()
-    if _int("flags", flags) & ~0x7:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown event flags 0x{flags:x}")
-    e = Event(ctx, flags)
+    e = Event(ctx, _int("flags", flags))
     ctx.events.add(e)
     return e
 
 
 @_api(0)
 def mcEventRecord(event: Any, stream: Any = None) -> None:
-    """Seed 002 §2.5.3.7."""
+    """Seed 002 §2.5.3.7: the event completes when the work before it does."""
     ctx = _ctx()
     check_event(ctx, event).record(ctx.stream(stream))
 
 
 @_api(0)
+def mcEventRecordWithFlags(event: Any, stream: Any = None, flags: int = 0) -> None:
+    """Seed 002 §2.5.3.8: mcEventRecordDefault, or mcEventRecordExternal
+    (only while the stream captures: the record becomes an event-record node
+    of the graph, replayed when the graph is launched)."""
+    ctx = _ctx()
+    check_event(ctx, event).record(ctx.stream(stream), _int("flags", flags))
+
+
+@_api(0)
 def mcEventQuery(event: Any) -> None:
-    """Seed 002 §2.5.3.6: mcSuccess or mcErrorNotReady."""
+    """Seed 002 §2.5.3.6: mcSuccess (also for a never-recorded event) or
+    mcErrorNotReady, as CUDA (the seed's text has the two swapped)."""
     ctx = _ctx()
     if not check_event(ctx, event).done():
         raise DriverError(mcError_t.mcErrorNotReady, f"{event!r} has not completed")
@@ -43,17 +60,37 @@ def mcEventQuery(event: Any) -> None:
 
 @_api(0)
 def mcEventSynchronize(event: Any) -> None:
-    """Seed 002 §2.5.3.9."""
-    check_event(_ctx(), event).synchronize()
+    """Seed 002 §2.5.3.9: waits for the recorded work; returns at once for a
+    never-recorded event. A potentially unsafe call during stream capture."""
+    e = check_event(_ctx(), event)
+    capture.check_unsafe_call("mcEventSynchronize")
+    e.synchronize()
 
 
 @_api(0)
 def mcEventDestroy(event: Any) -> None:
-    """Seed 002 §2.5.3.3."""
-    ctx = _ctx()
-    e = check_event(ctx, event)
-    e.destroyed = True
-    ctx.events.discard(e)
+    """Seed 002 §2.5.3.3: returns at once even while the record is pending."""
+    check_event(_ctx(), event).destroy()
 
 
-__all__ = ['mcEventCreate', 'mcEventCreateWithFlags', 'mcEventRecord', 'mcEventQuery', 'mcEventSynchronize', 'mcEventDestroy']
+@_api(1)
+def mcEventElapsedTime(start: Any, stop: Any) -> float:
+    """Seed 002 §2.5.3.4: milliseconds between the two records on the device
+    clock. mcErrorInvalidResourceHandle if either was never recorded or has
+    mcEventDisableTiming, mcErrorNotReady if either is still pending."""
+    _ctx()
+    return elapsed_ms(start, stop, 0)
+
+
+@_api(1)
+def mcEventElapsedTimeWithFlags(start: Any, stop: Any, flag: int) -> float:
+    """Seed 002 §2.5.3.5: as mcEventElapsedTime; flag
+    mcEventElapsedTimeInterDevice also allows events of two devices (their
+    clocks are taken to have started together)."""
+    _ctx()
+    return elapsed_ms(start, stop, flag)
+
+
+__all__ = ['mcEventCreate', 'mcEventCreateWithFlags', 'mcEventRecord', 'mcEventRecordWithFlags',
+           'mcEventQuery', 'mcEventSynchronize', 'mcEventDestroy', 'mcEventElapsedTime',
+           'mcEventElapsedTimeWithFlags']

@@ -1,10 +1,23 @@
-"""Seed 002 §2.4: execution control (kernel launches)."""
+"""Seed 002 §2.4: execution control (kernel launches, cooperative and
+multi-device launches, function attributes).
+
+Each function validates its arguments and makes one driver call:
+driver/module.py for ordinary launches, driver/cooperative.py for
+cooperative and multi-device ones, driver/launch_config.py for function
+attributes. A function handle is the mcFunction_t of mcModuleGetFunction
+(this runtime has no host-side kernel stubs, so `const void *func` is that
+handle). mcLaunchHostFunc lives with the stream functions.
+"""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
+from gpudbg.driver import cooperative as _coop
+from gpudbg.driver import launch_config as _cfg
 from gpudbg.driver import module as _module
+from gpudbg.driver.engine import get_engine
 from gpudbg.runtime.api._base import _api, _ctx, _dim3
+from gpudbg.runtime.exec_types import mcFuncAttributes
 
 
 # ------------------------------------------------------------------ 2.4 launch
@@ -15,19 +28,75 @@ def mcModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int, bl
     """Seed 002 §2.4.3.2: kernelParams are Python/numpy values matched to the
     PTX parameter types; extra is a packed buffer or a
     [MC_LAUNCH_PARAM_BUFFER_POINTER, buf, MC_LAUNCH_PARAM_BUFFER_SIZE, n,
-    MC_LAUNCH_PARAM_END] list."""
+    MC_LAUNCH_PARAM_END] list (passing both is mcErrorInvalidValue). Grid or
+    block dimensions outside the device limits are
+    mcErrorInvalidConfiguration; more dynamic shared memory than the
+    kernel's mcFuncAttributeMaxDynamicSharedMemorySize is mcErrorInvalidValue;
+    a footprint that fits no SM is mcErrorLaunchOutOfResources."""
     ctx = _ctx()
     _module.launch(ctx, f, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ),
                    sharedMemBytes, ctx.stream(stream), kernelParams, extra)
 
 
 @_api(0)
-def mcLaunchKernel(func: Any, gridDim: Any, blockDim: Any, args: Sequence[Any] = (),
-                   sharedMem: int = 0, stream: Any = None) -> None:
-    """Seed 002 §2.4.3.1: func is an mcFunction_t; dims are ints or tuples."""
+def mcLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args: Sequence[Any] = (),
+                   sharedMemBytes: int = 0, stream: Any = None) -> None:
+    """Seed 002 §2.4.3.1: function_address is an mcFunction_t; dims are ints
+    or 1-3 tuples; the same checks as mcModuleLaunchKernel."""
     ctx = _ctx()
-    _module.launch(ctx, func, _dim3("gridDim", gridDim), _dim3("blockDim", blockDim), sharedMem,
-                   ctx.stream(stream), list(args), None)
+    _module.launch(ctx, function_address, _dim3("numBlocks", numBlocks), _dim3("dimBlocks", dimBlocks),
+                   sharedMemBytes, ctx.stream(stream), list(args), None)
 
 
-__all__ = ['mcModuleLaunchKernel', 'mcLaunchKernel']
+@_api(0)
+def mcLaunchCooperativeKernel(f: Any, gridDim: Any, blockDim: Any, kernelParams: Sequence[Any] | None,
+                              sharedMemBytes: int, stream: Any) -> None:
+    """Seed 002 §2.4.3.4: a grid whose blocks may synchronize grid-wide. It
+    must not exceed mcOccupancyMaxActiveBlocksPerMultiprocessor x
+    multiProcessorCount blocks (mcErrorCooperativeLaunchTooLarge); within
+    that, all blocks run in one simulator wave, co-resident."""
+    ctx = _ctx()
+    _coop.launch_cooperative(ctx, f, gridDim, blockDim, sharedMemBytes, ctx.stream(stream), kernelParams)
+
+
+@_api(0)
+def mcLaunchCooperativeKernelMultiDevice(launchParamsList: Sequence[Any], numDevices: int,
+                                         flags: int) -> None:
+    """Seed 002 §2.4.3.5: one mcLaunchParams per (distinct) device, the same
+    kernel, grid, block and shared size on each, every part co-resident on
+    its device; flags mcCooperativeLaunchMultiDeviceNoPreSync/NoPostSync
+    drop the ordering against other work of the listed streams."""
+    _coop.launch_multi_device(get_engine(), launchParamsList, numDevices, flags)
+
+
+@_api(0)
+def mcExtLaunchMultiKernelMultiDevice(launchParamsList: Sequence[Any], numDevices: int,
+                                      flags: int) -> None:
+    """Seed 002 §2.4.3.6: one kernel per mcLaunchParams entry, all enqueued
+    before any other host thread's work reaches those streams; flags must be 0."""
+    _coop.launch_multi_kernel(get_engine(), launchParamsList, numDevices, flags)
+
+
+# ------------------------------------------------------------------ 2.4 function attributes
+@_api(1)
+def mcFuncGetAttributes(func: Any) -> mcFuncAttributes:
+    """Seed 002 §2.4.3.7: from the translated kernel: static shared, const
+    and per-thread local bytes, registers (the loader's estimate), the
+    thread limit launches enforce (launch bounds and registers), PTX
+    version, the device's binary version, and the settable attributes."""
+    _ctx()
+    return _cfg.attributes(_cfg.check_function(func))
+
+
+@_api(0)
+def mcFuncSetAttribute(func: Any, attr: Any, value: int) -> None:
+    """Seed 002 §2.4.3.8: mcFuncAttributeMaxDynamicSharedMemorySize (up to
+    the opt-in maximum minus static shared; launches honour it) or
+    mcFuncAttributePreferredSharedMemoryCarveout (-1 or 0..100, a hint)."""
+    _ctx()
+    _cfg.set_attribute(_cfg.check_function(func), attr, value)
+
+
+__all__ = ['mcModuleLaunchKernel', 'mcLaunchKernel', 'mcLaunchCooperativeKernel',
+           'mcLaunchCooperativeKernelMultiDevice', 'mcExtLaunchMultiKernelMultiDevice',
+           'mcFuncGetAttributes', 'mcFuncSetAttribute']

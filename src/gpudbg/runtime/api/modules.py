@@ -1,24 +1,76 @@
-"""Seed 002 §2.12: modules and linking."""
+"""Seed 002 §2.12: modules and linking.
+
+Images are PTX text, a fatbinary (or nvcc's fatbin wrapper struct), a host
+ELF object with a `.nv_fatbin` section, a linked image from mcLinkComplete,
+or a pointer (int) to pinned host or device memory holding one of these.
+JIT options follow C: parallel `options`/`optionValues` lists, outputs
+written back into `optionValues` (a list) and into log buffers (bytearray
+or numpy arrays). Every function validates, then makes one driver call.
+"""
 from __future__ import annotations
 
 from typing import Any
 
 from gpudbg.driver import module as _module
+from gpudbg.driver.jit_options import check_input_type, parse_options
+from gpudbg.driver.linker import LinkState
 from gpudbg.runtime.api._base import _api, _ctx
 from gpudbg.runtime.errors import DriverError, mcError_t
 
 
-# ------------------------------------------------------------------ 2.12 modules, 2.4 launch
+def _loaded(module: Any) -> Any:
+    if not isinstance(module, _module.Module) or module.unloaded:
+        raise DriverError(mcError_t.mcErrorInvalidValue, f"{module!r} is not a loaded module")
+    return module
+
+
+def _function(f: Any) -> Any:
+    if not isinstance(f, _module.Function):
+        raise DriverError(mcError_t.mcErrorInvalidDeviceFunction, f"{f!r} is not a function handle")
+    if f.module.unloaded:
+        raise DriverError(mcError_t.mcErrorInvalidDeviceFunction, f"{f!r} belongs to an unloaded module")
+    return f
+
+
+def _state(state: Any, code: mcError_t = mcError_t.mcErrorInvalidHandle) -> LinkState:
+    if not isinstance(state, LinkState) or state.destroyed:
+        raise DriverError(code, f"{state!r} is not a live mcLinkState_t")
+    return state
+
+
+# ------------------------------------------------------------------ loading
 @_api(1)
 def mcModuleLoadData(image: Any) -> Any:
-    """Seed 002 §2.12.3.12: PTX text (str or bytes, NUL-terminated allowed)."""
+    """Seed 002 §2.12.3.12: PTX text (str or NUL-terminated bytes), a
+    fatbin or fatbin wrapper, a host ELF object, a linked image, or a
+    pointer to one of these."""
     return _module.load_data(_ctx(), image)
 
 
 @_api(1)
+def mcModuleLoadDataEx(image: Any, numOptions: int = 0, options: Any = None, optionValues: Any = None) -> Any:
+    """Seed 002 §2.12.3.13: mcModuleLoadData with JIT options (mcJitOption,
+    CUjit_option numbering); options the simulator cannot act on are named
+    in the info log; bad option values give mcErrorInvalidValue."""
+    ctx = _ctx()
+    return _module.load_data(ctx, image, options=parse_options(numOptions, options, optionValues))
+
+
+@_api(1)
 def mcModuleLoad(fname: Any) -> Any:
-    """Seed 002 §2.12.3.11: a .ptx file."""
-    return _module.load_file(_ctx(), fname)
+    """Seed 002 §2.12.3.11: a .ptx file, a fatbin file or a host object
+    with a fatbin, by path."""
+    ctx = _ctx()
+    return _module.load_file(ctx, fname)
+
+
+@_api(1)
+def mcModuleLoadFatBinary(fatbin: Any) -> Any:
+    """Seed 002 §2.12.3.14: a fatbinary (magic 0xBA55ED50) or nvcc's wrapper
+    (magic 0x466243B1) pointing at one; the newest PTX entry for an arch the
+    device runs is loaded. SASS-only images: mcErrorNoKernelImageForDevice;
+    compressed entries: mcErrorInvalidImage (not supported yet)."""
+    return _module.load_data(_ctx(), fatbin, "<fatbin>", fatbin_only=True)
 
 
 @_api(0)
@@ -30,22 +82,106 @@ def mcModuleUnload(module: Any) -> None:
     module.unload()
 
 
+# ------------------------------------------------------------------ handles
 @_api(1)
-def mcModuleGetFunction(module: Any, name: str) -> Any:
+def mcModuleGetFunction(module: Any, kname: str) -> Any:
     """Seed 002 §2.12.3.9: mcErrorNotFound when there is no such kernel."""
     _ctx()
-    if not isinstance(module, _module.Module) or module.unloaded:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{module!r} is not a loaded module")
-    return module.get_function(name)
+    return _loaded(module).get_function(kname)
 
 
 @_api(2)
-def mcModuleGetGlobal(module: Any, name: str) -> tuple[int, int]:
+def mcModuleGetGlobal(hmod: Any, name: str) -> tuple[int, int]:
     """Seed 002 §2.12.3.10: (device pointer, size in bytes)."""
     _ctx()
-    if not isinstance(module, _module.Module) or module.unloaded:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{module!r} is not a loaded module")
-    return module.get_global(name)
+    return _loaded(hmod).get_global(name)
 
 
-__all__ = ['mcModuleLoadData', 'mcModuleLoad', 'mcModuleUnload', 'mcModuleGetFunction', 'mcModuleGetGlobal']
+@_api(1)
+def mcFuncGetAttribute(attrib: Any, hfunc: Any) -> int:
+    """Seed 002 §2.12.3.1: one mcFunction_attribute (CUfunction_attribute
+    numbering). MAX_THREADS_PER_BLOCK is the limit a launch enforces (the
+    seed's "512 unless launch bounds" default would contradict the launches
+    the simulator accepts, so the real limit is reported)."""
+    _ctx()
+    return _function(hfunc).get_attribute(attrib)
+
+
+@_api(1)
+def mcFuncGetModule(f: Any) -> Any:
+    """Seed 002 §2.12.3.2: the module a function handle belongs to."""
+    _ctx()
+    if f is None:
+        raise DriverError(mcError_t.mcErrorInvalidValue, "function handle is NULL")
+    if not isinstance(f, _module.Function):
+        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} is not a function handle")
+    if f.module.unloaded:
+        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} belongs to an unloaded module")
+    return f.module
+
+
+@_api(1)
+def mcGetFuncBySymbol(symbolPtr: Any) -> Any:
+    """Seed 002 §2.12.3.3: in a Python program a kernel's "symbol" is its
+    function handle, its name (which exactly one loaded module of the
+    current context must define) or its code address (the device entry
+    point, as a host stub would map to); anything else: mcErrorInvalidValue."""
+    return _module.function_by_symbol(_ctx(), symbolPtr)
+
+
+# ------------------------------------------------------------------ linker
+@_api(1)
+def mcLinkCreate(numOptions: int = 0, options: Any = None, optionValues: Any = None) -> LinkState:
+    """Seed 002 §2.12.3.7: a pending link; outputs of its options (logs,
+    wall time) are written when mcLinkComplete runs."""
+    ctx = _ctx()
+    return LinkState(ctx, parse_options(numOptions, options, optionValues))
+
+
+@_api(0)
+def mcLinkAddData(state: Any, type: Any, data: Any, size: int, name: str = "", numOptions: int = 0,
+                  options: Any = None, optionValues: Any = None) -> None:
+    """Seed 002 §2.12.3.4: add PTX, a fatbin, a host object or a library
+    (mcJitInputType); the input is parsed now, so a bad one fails here
+    (mcErrorInvalidKernelFile / mcErrorInvalidImage); a cubin is SASS for
+    a real GPU: mcErrorNoBinaryForGpu."""
+    _ctx()
+    st = _state(state)
+    kind = check_input_type(type)
+    st.add_data(kind, data, size, name, parse_options(numOptions, options, optionValues))
+
+
+@_api(0)
+def mcLinkAddFile(state: Any, type: Any, path: Any, numOptions: int = 0, options: Any = None,
+                  optionValues: Any = None) -> None:
+    """Seed 002 §2.12.3.5: mcLinkAddData on a file's contents (its path is
+    the input's name in link errors and in line info)."""
+    _ctx()
+    st = _state(state)
+    kind = check_input_type(type)
+    jit = parse_options(numOptions, options, optionValues)
+    data = _module.read_file(path)
+    st.add_data(kind, data, len(data), str(path), jit)
+
+
+@_api(2)
+def mcLinkComplete(state: Any) -> tuple[Any, int]:
+    """Seed 002 §2.12.3.6: (linked image, its size). The image belongs to
+    the state: load it with mcModuleLoadData before mcLinkDestroy. Duplicate
+    strong definitions: mcErrorDuplicateVariableName; an unresolved
+    .extern: mcErrorSymbolNotFound; both name the symbol and the inputs."""
+    _ctx()
+    image = _state(state, mcError_t.mcErrorInvalidValue).complete()
+    return image, image.size
+
+
+@_api(0)
+def mcLinkDestroy(state: Any) -> None:
+    """Seed 002 §2.12.3.8: frees the state and the image it owns."""
+    _state(state, mcError_t.mcErrorInvalidValue).destroy()
+
+
+__all__ = ['mcModuleLoadData', 'mcModuleLoadDataEx', 'mcModuleLoad', 'mcModuleLoadFatBinary',
+           'mcModuleUnload', 'mcModuleGetFunction', 'mcModuleGetGlobal', 'mcFuncGetAttribute',
+           'mcFuncGetModule', 'mcGetFuncBySymbol', 'mcLinkCreate', 'mcLinkAddData', 'mcLinkAddFile',
+           'mcLinkComplete', 'mcLinkDestroy']

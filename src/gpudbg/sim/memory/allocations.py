@@ -7,7 +7,11 @@ fit from a sorted list of occupied VA ranges, so placement is deterministic
 and freed ranges are reused. Freed allocations are remembered (until their
 range is reused) so a stale pointer is reported as use-after-free. Virtual
 memory management is modelled as reserve (VA only) + map (backing inside a
-reservation) + unmap + release.
+reservation) + unmap + release; each mapping carries access flags (none,
+read, read-write) that kernels obey through the ordinary checks (no access:
+a suballocator that rejects every byte; read only: `readonly`). A
+reservation may own a backing buffer (a pool's physical memory), mapped
+piecewise with map_backed().
 
 Host-side accesses (driver, copy engine, debugger) are checked like device
 ones but ignore `readonly`: the driver is what fills constant banks. The
@@ -16,6 +20,7 @@ vectorized device-side paths live in access.py and atomics.py.
 from __future__ import annotations
 
 import bisect
+import enum
 from typing import Any, Iterable
 
 import numpy as np
@@ -37,6 +42,29 @@ MIN_ALIGN = 16
 # allocations: an access just past the end of one buffer faults instead of
 # landing silently in its neighbour.
 REDZONE = 256
+
+
+class MapAccess(enum.IntEnum):
+    """Access flags of a mapping, numbered as CU_MEM_ACCESS_FLAGS_PROT_*."""
+
+    NONE = 0
+    READ = 1
+    READ_WRITE = 3
+
+
+class _NoAccess:
+    """Suballocator of a mapping with access flags none: every byte faults."""
+
+    def __init__(self, allocation: Allocation):
+        self.allocation = allocation
+
+    def bad_mask(self, offsets: np.ndarray, size: int) -> np.ndarray:
+        return np.ones(offsets.shape[0], dtype=bool)
+
+    def describe(self, address: int, size: int) -> str:
+        a = self.allocation
+        return (f"is {address - a.base} bytes inside the {a.describe_short()}, which is "
+                f"mapped without access (its access flags are none)")
 
 
 def _align_up(x: int, align: int) -> int:
@@ -74,6 +102,7 @@ class GlobalMemory:
         self._occupied: list[tuple[int, int]] = []      # VA ranges held (allocations, reservations)
         self._freed: list[Allocation] = []
         self._reservations: list[Allocation] = []
+        self._access: dict[int, tuple[MapAccess, bool]] = {}  # mapping id -> (flags, readonly at map)
         self._next_id = 1
         self._arrays: tuple | None = None
 
@@ -192,8 +221,11 @@ class GlobalMemory:
 
     # ------------------------------------------------------------------ virtual memory
 
-    def reserve(self, size: int, align: int = 2 << 20, address: int = 0) -> int:
-        """Reserve VA without backing; `address` asks for a fixed placement."""
+    def reserve(self, size: int, align: int = 2 << 20, address: int = 0,
+                backed: bool = False) -> int:
+        """Reserve VA without backing; `address` asks for a fixed placement.
+        `backed` also gives the reservation `size` bytes of physical memory
+        (charged against capacity) for map_backed()."""
         if size <= 0:
             raise ValueError(f"reservation size must be positive, got {size}")
         align = self._check_align(align)
@@ -204,8 +236,11 @@ class GlobalMemory:
             base = address
         else:
             base = self._find_va(size, align)
+        if backed:
+            self._charge(size, AllocationKind.DEVICE)
         r = Allocation(base, size, AllocationKind.RESERVED, "reserved",
-                       np.zeros(0, dtype=np.uint8), alloc_id=self._next_id, footprint=size)
+                       np.zeros(size if backed else 0, dtype=np.uint8), alloc_id=self._next_id,
+                       footprint=size, charged=backed)
         self._next_id += 1
         self._occupy(base, base + size)
         self._reservations.append(r)
@@ -219,7 +254,7 @@ class GlobalMemory:
 
     def map(self, address: int, size: int, data: np.ndarray | None = None,
             kind: AllocationKind = AllocationKind.DEVICE, label: str = "",
-            readonly: bool = False) -> Allocation:
+            readonly: bool = False, access: MapAccess = MapAccess.READ_WRITE) -> Allocation:
         """Back [address, address+size) inside a reservation. `data` (exactly
         `size` uint8) lets several mappings share one physical buffer."""
         r = self._reservation_at(address, size)
@@ -240,18 +275,93 @@ class GlobalMemory:
         a = Allocation(address, size, kind, label, buf, readonly, alloc_id=self._next_id,
                        footprint=size, mapped_in=r.base, charged=data is None)
         self._next_id += 1
+        self._freed = [f for f in self._freed
+                       if f.base + max(f.size, 1) <= address or f.base >= address + size]
         self._register(a)
+        self._access[a.alloc_id] = (MapAccess.READ_WRITE, readonly)
+        self._apply_access(a, MapAccess(access))
         return a
 
-    def unmap(self, address: int) -> Allocation:
+    def map_backed(self, address: int, size: int, label: str = "",
+                   access: MapAccess = MapAccess.READ_WRITE) -> Allocation:
+        """Map part of a backed reservation's own physical memory."""
+        r = self._reservation_at(address, size)
+        if r is None or r.data.shape[0] != r.size:
+            raise ValueError(f"0x{address:x}+{size} is not inside one backed reservation")
+        off = address - r.base
+        return self.map(address, size, r.data[off:off + size], label=label, access=access)
+
+    def _apply_access(self, a: Allocation, access: MapAccess) -> None:
+        readonly = self._access[a.alloc_id][1]
+        self._access[a.alloc_id] = (access, readonly)
+        a.readonly = readonly or access is MapAccess.READ
+        a.suballocator = _NoAccess(a) if access is MapAccess.NONE else None
+        a._views.clear()
+        self._arrays = None
+
+    def mapping_access(self, address: int) -> MapAccess | None:
+        """The access flags of the mapping containing address (None: not a mapping)."""
+        a = self.find(address)
+        if a is None or a.mapped_in is None:
+            return None
+        return self._access[a.alloc_id][0]
+
+    def mappings_in(self, address: int, size: int) -> list[Allocation]:
+        """Live mappings overlapping [address, address+size), by address."""
+        return [a for a in self._live
+                if a.mapped_in is not None and a.base < address + size and address < a.end]
+
+    def set_access(self, address: int, size: int, access: MapAccess) -> list[Allocation]:
+        """Set the access flags of the whole mappings that exactly tile the range."""
+        maps = self.mappings_in(address, size)
+        pos = address
+        for a in maps:
+            if a.base != pos:
+                break
+            pos = a.end
+        if not maps or pos != address + size:
+            raise ValueError(f"0x{address:x}+{size} is not a range of whole, contiguous mappings")
+        for a in maps:
+            self._apply_access(a, MapAccess(access))
+        return maps
+
+    def access_denied(self, address: int, nbytes: int, write: bool) -> str | None:
+        """Why a copy engine access to a mapping is refused by its access flags
+        (None when allowed or not a mapping): the driver's pre-submit check."""
+        access = self.mapping_access(address)
+        if access is None or access is MapAccess.READ_WRITE:
+            return None
+        if access is MapAccess.READ and not write:
+            return None
+        a = self.find(address)
+        how = "without access (its access flags are none)" if access is MapAccess.NONE \
+            else "read-only, without write access"
+        return f"is inside the {a.describe_short()}, which is mapped {how}"
+
+    def charge(self, size: int) -> None:
+        """Count physical memory held outside any mapping (a VMM handle)."""
+        self._charge(size, AllocationKind.DEVICE)
+
+    def discharge(self, size: int) -> None:
+        self.used -= size
+
+    def unmap(self, address: int, remember_freed: bool = False) -> Allocation:
+        """Remove a mapping; `remember_freed` keeps it as a freed allocation so
+        a stale access reads as use-after-free (stream-ordered pools)."""
         i = bisect.bisect_left(self._live_bases, address)
         if i == len(self._live) or self._live_bases[i] != address or self._live[i].mapped_in is None:
             raise ValueError(f"0x{address:x} is not the start of a mapping")
         a = self._live[i]
         self._unregister(a)
+        self._access.pop(a.alloc_id, None)
         if a.charged and a.kind not in HOST_KINDS:
             self.used -= a.size
         a.freed = True
+        if remember_freed:
+            a.suballocator = None
+            a.data = np.zeros(0, dtype=np.uint8)
+            a._views.clear()
+            self._freed.append(a)
         return a
 
     def release(self, address: int) -> None:
@@ -261,6 +371,9 @@ class GlobalMemory:
                     raise ValueError(f"reservation at 0x{address:x} still has mappings")
                 del self._reservations[j]
                 self._vacate(address)
+                if r.charged:
+                    self.used -= r.size
+                r.data = np.zeros(0, dtype=np.uint8)
                 return
         raise ValueError(f"0x{address:x} is not the start of a reservation")
 

@@ -1,0 +1,250 @@
+"""Per-context resource limits (mcDeviceSetLimit) and per-device settings
+(flags, cache and shared-memory configuration), and how they reach the GPU.
+
+The one idea: a limit is context state in the driver and channel state on
+the GPU. Before a LAUNCH, `launch_commands` compares the context's limits
+with what the launching channel last programmed and, when they differ,
+emits one SET_LAUNCH_LIMITS command ahead of the LAUNCH (sim/launch_limits.py
+executes it), so the stack, printf FIFO and heap a kernel runs with are
+exactly the ones in force when it was enqueued, in stream order. The same
+hook notes whether a kernel uses printf or malloc/free, which is what makes
+later changes of those two limits illegal, as in CUDA.
+
+Rules (CUDA runtime, seed 002 §2.2.3.5/16): the stack size is rounded up to
+16 bytes and bounded by 512 KiB of local memory per thread; the printf FIFO
+and heap sizes cannot change after a launch of a kernel using them
+(mcErrorInvalidValue); mcLimitDevRuntimeSyncDepth does not exist on compute
+capability 9.0 (mcErrorUnsupportedLimit); the L2 limits are hints, clamped.
+Device flags follow seed 002 §2.2.3.26: they cannot change while the
+primary context is active (mcErrorSetOnActiveProcess). Nothing here waits.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import Any
+
+from gpudbg.driver import commands as C
+from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.exec_types import (
+    mcDeviceFlags, mcDeviceScheduleMask, mcFuncCache_t, mcLimit_t, mcSharedMemConfig,
+)
+from gpudbg.sim import launch_limits as sim_limits
+
+MAX_STACK_SIZE = 512 * 1024        # local memory per thread, compute capability 9.0
+STACK_GRANULE = 16
+MAX_L2_FETCH_GRANULARITY = 128
+DEFAULT_L2_FETCH_GRANULARITY = 32
+DEFAULT_PENDING_LAUNCH_COUNT = 2048
+_DEVICE_FLAG_BITS = 0x1F
+_INVALID = mcError_t.mcErrorInvalidValue
+
+
+# ------------------------------------------------------------------ limits
+def _limit(limit: Any) -> mcLimit_t:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise DriverError(_INVALID, f"limit must be an mcLimit_t, got {limit!r}")
+    try:
+        return mcLimit_t(limit)
+    except ValueError:
+        raise DriverError(mcError_t.mcErrorUnsupportedLimit, f"{limit!r} is not an mcLimit_t") from None
+
+
+def _table(ctx: Any) -> dict:
+    lim = ctx.limits
+    lim.setdefault("pending_launch_count", DEFAULT_PENDING_LAUNCH_COUNT)
+    lim.setdefault("l2_fetch_granularity", DEFAULT_L2_FETCH_GRANULARITY)
+    lim.setdefault("persisting_l2_size", 0)
+    return lim
+
+
+_KEYS = {
+    mcLimit_t.mcLimitStackSize: "stack_size",
+    mcLimit_t.mcLimitPrintfFifoSize: "printf_fifo_size",
+    mcLimit_t.mcLimitMallocHeapSize: "malloc_heap_size",
+    mcLimit_t.mcLimitDevRuntimePendingLaunchCount: "pending_launch_count",
+    mcLimit_t.mcLimitMaxL2FetchGranularity: "l2_fetch_granularity",
+    mcLimit_t.mcLimitPersistingL2CacheSize: "persisting_l2_size",
+}
+
+
+def _no_sync_depth(which: mcLimit_t, ctx: Any) -> None:
+    if which is mcLimit_t.mcLimitDevRuntimeSyncDepth:
+        cc = ctx.device.model.compute_capability
+        raise DriverError(mcError_t.mcErrorUnsupportedLimit,
+                          f"mcLimitDevRuntimeSyncDepth does not exist on compute capability "
+                          f"{cc[0]}.{cc[1]} (device-side mcDeviceSynchronize was removed in 9.0)")
+
+
+def get_limit(ctx: Any, limit: Any) -> int:
+    which = _limit(limit)
+    _no_sync_depth(which, ctx)
+    return int(_table(ctx)[_KEYS[which]])
+
+
+def set_limit(ctx: Any, limit: Any, value: Any) -> None:
+    which = _limit(limit)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise DriverError(_INVALID, f"limit value must be an int >= 0, got {value!r}")
+    _no_sync_depth(which, ctx)
+    model = ctx.device.model
+    used = _usage(ctx)
+    lim = _table(ctx)
+    if which is mcLimit_t.mcLimitStackSize:
+        v = -(-value // STACK_GRANULE) * STACK_GRANULE
+        if v > MAX_STACK_SIZE:
+            raise DriverError(_INVALID, f"stack size {value} exceeds the {MAX_STACK_SIZE} bytes of "
+                                        f"local memory a thread can have")
+    elif which is mcLimit_t.mcLimitPrintfFifoSize:
+        if "printf" in used:
+            raise DriverError(_INVALID, "mcLimitPrintfFifoSize cannot change after a kernel that "
+                                        "uses printf was launched in this context")
+        v = value
+    elif which is mcLimit_t.mcLimitMallocHeapSize:
+        if "heap" in used or getattr(ctx.gpu, "heap", None) is not None:
+            raise DriverError(_INVALID, "mcLimitMallocHeapSize cannot change after a kernel that "
+                                        "uses malloc/free was launched in this context")
+        if value == 0:
+            raise DriverError(_INVALID, "the malloc heap size must be positive")
+        if value > model.global_memory:
+            raise DriverError(mcError_t.mcErrorMemoryAllocation,
+                              f"a {value}-byte heap does not fit in {model.global_memory} bytes of memory")
+        v = value
+    elif which is mcLimit_t.mcLimitDevRuntimePendingLaunchCount:
+        if value == 0:
+            raise DriverError(_INVALID, "the pending launch count must be at least 1")
+        v = value
+    elif which is mcLimit_t.mcLimitMaxL2FetchGranularity:
+        v = min(value, MAX_L2_FETCH_GRANULARITY)   # a hint, clamped as the seed allows
+    else:
+        v = min(value, model.persisting_l2_max)
+    with ctx.lock:
+        lim[_KEYS[which]] = v
+
+
+# ------------------------------------------------------------------ launch hook
+_usage_of: "weakref.WeakKeyDictionary[Any, set]" = weakref.WeakKeyDictionary()
+_programmed: "weakref.WeakKeyDictionary[Any, sim_limits.LaunchLimits]" = weakref.WeakKeyDictionary()
+
+
+def _usage(ctx: Any) -> set:
+    return _usage_of.setdefault(ctx, set())
+
+
+def _kernel_uses(kernel: Any) -> set:
+    prog = getattr(kernel, "program", None)
+    if prog is None:
+        return set()
+    out = set()
+    for name in prog.reachable(kernel.name):
+        b = prog.functions[name].builtin
+        if b == "vprintf":
+            out.add("printf")
+        elif b in ("malloc", "free"):
+            out.add("heap")
+    return out
+
+
+def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
+    """Commands to push before a LAUNCH of `function` on `stream`: a
+    SET_LAUNCH_LIMITS when the channel's programmed limits are stale."""
+    _usage(ctx).update(_kernel_uses(function.kernel))
+    lim = _table(ctx)
+    want = sim_limits.LaunchLimits(int(lim["stack_size"]), int(lim["printf_fifo_size"]),
+                                   int(lim["malloc_heap_size"]))
+    ch = stream.channel
+    have = _programmed.get(ch) or sim_limits.defaults(ctx.device.model)
+    if have == want:
+        return []
+    _programmed[ch] = want
+    return [C.make(C.Opcode.SET_LAUNCH_LIMITS, stack_size=want.stack_size,
+                   printf_fifo_size=want.printf_fifo_size, malloc_heap_size=want.malloc_heap_size)]
+
+
+# ------------------------------------------------------------------ device settings
+@dataclass
+class DeviceSettings:
+    flags: int = 0
+    cache_config: mcFuncCache_t = mcFuncCache_t.mcFuncCachePreferNone
+    shared_mem_config: mcSharedMemConfig = mcSharedMemConfig.mcSharedMemBankSizeDefault
+
+
+_settings: "weakref.WeakKeyDictionary[Any, DeviceSettings]" = weakref.WeakKeyDictionary()
+
+
+def settings(device: Any) -> DeviceSettings:
+    return _settings.setdefault(device, DeviceSettings())
+
+
+def _active(device: Any) -> bool:
+    p = device.primary
+    return p is not None and not p.destroyed
+
+
+def set_flags(device: Any, flags: Any) -> None:
+    if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 or flags & ~_DEVICE_FLAG_BITS:
+        raise DriverError(_INVALID, f"unknown device flags {flags!r} (valid bits 0x{_DEVICE_FLAG_BITS:x})")
+    sched = flags & mcDeviceScheduleMask
+    if sched not in (0, 1, 2, 4):
+        raise DriverError(_INVALID, f"device flags 0x{flags:x} name more than one schedule mode")
+    s = settings(device)
+    implicit = int(mcDeviceFlags.mcDeviceMapHost)
+    if _active(device) and (s.flags | implicit) != (flags | implicit):
+        raise DriverError(mcError_t.mcErrorSetOnActiveProcess,
+                          f"device {device.ordinal} is already active with flags 0x{s.flags | implicit:x}; "
+                          f"mcDeviceReset it before changing its flags")
+    s.flags = flags
+
+
+def get_flags(device: Any) -> int:
+    """The stored flags; mcDeviceMapHost is implicit (seed: host mapping
+    is always allowed), so it is always reported."""
+    return settings(device).flags | int(mcDeviceFlags.mcDeviceMapHost)
+
+
+def set_cache_config(device: Any, config: Any) -> None:
+    try:
+        value = mcFuncCache_t(config) if not isinstance(config, bool) else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise DriverError(_INVALID, f"{config!r} is not an mcFuncCache_t")
+    settings(device).cache_config = value
+
+
+def set_shared_mem_config(device: Any, config: Any) -> None:
+    try:
+        value = mcSharedMemConfig(config) if not isinstance(config, bool) else None
+    except ValueError:
+        value = None
+    if value is None:
+        raise DriverError(_INVALID, f"{config!r} is not an mcSharedMemConfig")
+    settings(device).shared_mem_config = value
+
+
+def shared_mem_config(device: Any) -> mcSharedMemConfig:
+    """The bank size in effect: the device has fixed 4-byte banks (seed
+    §2.2.3.11/18), so a request for another size is recorded but has no
+    effect."""
+    return mcSharedMemConfig.mcSharedMemBankSizeFourByte
+
+
+# ------------------------------------------------------------------ reset
+def reset_device(engine: Any) -> None:
+    """mcDeviceReset: destroy the primary context (its streams, memory,
+    modules and limits), release the device heap, forget the device's
+    flags and configurations."""
+    dev = engine.current_device()
+    engine.reset_device()
+    _settings.pop(dev, None)
+    if dev.gpu_started:
+        gpu = dev.gpu
+        with gpu.cv:
+            heap = getattr(gpu, "heap", None)
+            if heap is not None:
+                gpu.heap = None
+                gpu.free_internal(heap.allocation)
+            gpu.malloc_heap_size = None
+            gpu.stack_size = None
+            gpu.printf_fifo_size = None
+            gpu._launch_resources = None

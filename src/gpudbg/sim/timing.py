@@ -1,0 +1,66 @@
+"""The simulated device clock's cost model: how many cycles each piece of
+front-end work adds to `gpu.clock_cycles`.
+
+One idea: the device clock counts work, not wall time. Kernels advance it
+by the cycles the executor counted (sim/executor.py gpu_clock_advance);
+every other command the front end executes is charged here from its size
+alone, so the same sequence of commands always gives the same clock values
+(event timestamps are monotonic and repeatable). Time the GPU spends idle,
+or blocked on a semaphore, WAIT_VALUE or host callback, does not age the
+clock. This module does not model overlap between channels: the front end
+executes one command at a time, so work on different streams adds up.
+
+Model (cycles at the device's clock_rate_khz):
+- every command run off the lock (launch, copy, memset, pool): COMMAND_CYCLES, plus:
+- LAUNCH: LAUNCH_CYCLES of launch overhead on top of the kernel's own cycles;
+- COPY, COPY_2D: COPY_CYCLES + ceil(bytes / COPY_BYTES_PER_CYCLE);
+- MEMSET, MEMSET_2D: MEMSET_CYCLES + ceil(bytes / MEMSET_BYTES_PER_CYCLE);
+- other slow commands (pool map/unmap): COMMAND_CYCLES only.
+Semaphore, notify, stream-memory and timestamp commands cost nothing, so
+two events recorded back to back are 0 ms apart.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+COMMAND_CYCLES = 20
+LAUNCH_CYCLES = 4_000           # ~2 us at 1.98 GHz, a typical launch latency
+COPY_CYCLES = 2_000             # DMA setup, ~1 us
+COPY_BYTES_PER_CYCLE = 32       # ~63 GB/s at 1.98 GHz: a PCIe-class copy engine
+MEMSET_CYCLES = 1_000
+MEMSET_BYTES_PER_CYCLE = 256    # ~500 GB/s: device-memory fill bandwidth
+
+
+def command_cycles(opcode_name: str, fields: Any) -> int:
+    """Cycles charged for one executed command (besides a kernel's own)."""
+    cycles = COMMAND_CYCLES
+    if opcode_name == "LAUNCH":
+        cycles += LAUNCH_CYCLES
+    elif opcode_name == "COPY":
+        cycles += COPY_CYCLES + -(-int(fields["size"]) // COPY_BYTES_PER_CYCLE)
+    elif opcode_name == "COPY_2D":
+        nbytes = int(fields["width"]) * int(fields["height"])
+        cycles += COPY_CYCLES + -(-nbytes // COPY_BYTES_PER_CYCLE)
+    elif opcode_name == "MEMSET":
+        nbytes = int(fields["count"]) * int(fields["element_size"])
+        cycles += MEMSET_CYCLES + -(-nbytes // MEMSET_BYTES_PER_CYCLE)
+    elif opcode_name == "MEMSET_2D":
+        nbytes = int(fields["width"]) * int(fields["height"]) * int(fields["element_size"])
+        cycles += MEMSET_CYCLES + -(-nbytes // MEMSET_BYTES_PER_CYCLE)
+    return cycles
+
+
+def charge(gpu: Any, opcode_name: str, fields: Any) -> None:
+    """Advance the device clock for one executed command (caller serializes)."""
+    gpu.clock_cycles = int(getattr(gpu, "clock_cycles", 0)) + command_cycles(opcode_name, fields)
+
+
+def now(gpu: Any) -> int:
+    return int(getattr(gpu, "clock_cycles", 0))
+
+
+def cycles_to_ms(cycles: int, clock_rate_khz: int) -> float:
+    """kHz is cycles per millisecond."""
+    if clock_rate_khz <= 0:
+        raise ValueError(f"clock rate must be positive, got {clock_rate_khz} kHz")
+    return cycles / clock_rate_khz
