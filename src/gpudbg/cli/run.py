@@ -22,6 +22,9 @@ FAULT_EXIT = 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--devcoredump", metavar="DIR",
+                        help="write a GPU devcoredump into DIR when a kernel faults or hangs "
+                             "(as GPUDBG_DEVCOREDUMP_DIR)")
     parser.add_argument("program", help="the Python host program to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
 
@@ -131,4 +134,11 @@ def run_program(program: str, args: list[str]) -> int:
 
 
 def execute(args: argparse.Namespace) -> int:
+    if args.devcoredump is not None:
+        from gpudbg.dump.devcoredump.capture import DevcoredumpConfigError, enable
+        try:
+            enable(args.devcoredump)
+        except DevcoredumpConfigError as e:
+            print(f"gpudbg run: --devcoredump: {e}", file=sys.stderr)
+            return 2
     return run_program(args.program, list(args.args))

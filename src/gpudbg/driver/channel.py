@@ -36,6 +36,7 @@ class Channel:
                          self.name)
         self.semaphore = TrackingSemaphore(
             gpu.alloc_internal(8, AllocationKind.SEMAPHORE, f"semaphore {self.name}"), gpu.cv)
+        self.semaphore.channel = self   # lets the hang watchdog find the ring behind a fence
         self.closed = False
         gpu.frontend.attach(self)
 

@@ -55,7 +55,12 @@ class TrackingSemaphore:
 
     def wait(self, value: int, timeout: float | None = None) -> bool:
         """Block until fence `value` is retired (done or discarded). Returns
-        False only when `timeout` expired first."""
+        False only when `timeout` expired first. Without a timeout the wait
+        is watched for hangs (driver/watchdog.py)."""
+        if timeout is None:
+            from gpudbg.driver import watchdog
+            watchdog.wait(self.cv, ((self, value),), lambda: self.reached(value))
+            return True
         with self.cv:
             return self.cv.wait_for(lambda: self.reached(value), timeout)
 
@@ -75,8 +80,8 @@ class Marker:
         return all(sem.reached(v) for sem, v in self.entries)
 
     def wait(self, cv: threading.Condition) -> None:
-        with cv:
-            cv.wait_for(self.reached)
+        from gpudbg.driver import watchdog   # breaks hangs: fences that can never retire
+        watchdog.wait(cv, self.entries, self.reached)
 
     def errors(self) -> list[ChannelError]:
         return [sem.error for sem, _ in self.entries if sem.error is not None]
