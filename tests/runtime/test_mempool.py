@@ -348,3 +348,17 @@ def test_pool_on_another_device_than_the_stream():
     finally:
         reset_engine()
         mc.mcGetLastError()
+
+
+def test_mcfree_releases_a_stream_ordered_allocation():
+    """Regression: mcFree refused pointers from mcMallocAsync; CUDA's
+    cudaFree accepts them (it synchronizes, then frees)."""
+    err, stream = mc.mcStreamCreate()
+    err, ptr = mc.mcMallocAsync(4096, stream)
+    assert err == mc.mcError_t.mcSuccess
+    assert mc.mcMemsetAsync(ptr, 7, 4096, stream) == (mc.mcError_t.mcSuccess,)
+    assert mc.mcFree(ptr) == (mc.mcError_t.mcSuccess,)
+    # the block is gone: freeing it again, either way, is a double free
+    assert mc.mcFree(ptr)[0] == mc.mcError_t.mcErrorInvalidValue
+    assert mc.mcFreeAsync(ptr, stream)[0] == mc.mcError_t.mcErrorInvalidValue
+    assert mc.mcStreamDestroy(stream) == (mc.mcError_t.mcSuccess,)

@@ -171,3 +171,20 @@ def test_jit_option_list_lengths(real, ptx):
 def test_loads_are_tracked_by_context(real, ptx):
     err, m = mc.mcModuleLoadData(ptx)
     assert m in get_engine().current_context().modules
+
+
+def test_attribute_struct_and_single_queries_agree(real, ptx):
+    """Regression: mcFuncGetAttributes reported cacheModeCA 0 and the PTX
+    ISA version (95) as ptxVersion, while the single-attribute query read
+    the module's JIT cache mode; CUDA defines ptxVersion as the virtual
+    architecture (80 for compute_80)."""
+    err, m, _ = load(ptx, (O.mcJitCacheMode, mc.mcJitCacheMode.mcJitCacheOptionCa))
+    assert err == S
+    f = m.functions["heavy"]
+    err, attrs = mc.mcFuncGetAttributes(f)
+    assert err == S
+    assert attrs.cacheModeCA == 1
+    assert mc.mcFuncGetAttribute(A.MC_FUNC_ATTRIBUTE_CACHE_MODE_CA, f) == (S, 1)
+    assert attrs.ptxVersion == 80
+    assert mc.mcFuncGetAttribute(A.MC_FUNC_ATTRIBUTE_PTX_VERSION, f) == (S, 80)
+    mc.mcModuleUnload(m)

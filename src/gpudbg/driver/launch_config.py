@@ -80,6 +80,17 @@ def set_attribute(function: Any, attr: Any, value: Any) -> None:
         config(function).preferred_carveout = value
 
 
+def _virtual_arch(targets) -> int:
+    """ptxVersion as CUDA defines it: the virtual architecture the PTX was
+    generated for (`.target sm_80` -> 80), not the ISA version."""
+    for t in targets:
+        if t.startswith(("sm_", "compute_")):
+            digits = "".join(ch for ch in t.split("_", 1)[1] if ch.isdigit())
+            if digits:
+                return int(digits)
+    return 0
+
+
 def attributes(function: Any) -> mcFuncAttributes:
     k = function.kernel
     model = function.module.context.device.model
@@ -87,15 +98,16 @@ def attributes(function: Any) -> mcFuncAttributes:
     prog = getattr(k, "program", None)
     if prog is not None:
         ir_mod = prog.module
-        if ir_mod.version:
-            ptx_version = ir_mod.version[0] * 10 + ir_mod.version[1]
+        ptx_version = _virtual_arch(ir_mod.targets)
         const_bytes = sum(_var_size(v) for v in ir_mod.globals.values() if v.space == "const")
+    jit = getattr(function.module, "jit", None)
+    cache_ca = int(getattr(getattr(jit, "cache_mode", None), "name", "") == "mcJitCacheOptionCa")
     cc = model.compute_capability
     return mcFuncAttributes(
         sharedSizeBytes=int(k.static_shared), constSizeBytes=int(const_bytes),
         localSizeBytes=int(k.local_size), maxThreadsPerBlock=int(k.max_threads_per_block),
         numRegs=int(k.num_regs), ptxVersion=ptx_version, binaryVersion=cc[0] * 10 + cc[1],
-        cacheModeCA=0, maxDynamicSharedSizeBytes=max_dynamic_shared(function, model),
+        cacheModeCA=cache_ca, maxDynamicSharedSizeBytes=max_dynamic_shared(function, model),
         preferredShmemCarveout=config(function).preferred_carveout)
 
 

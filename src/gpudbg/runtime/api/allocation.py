@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from gpudbg.driver.engine import get_engine
+from gpudbg.driver import mempool as _mempool
 from gpudbg.runtime.api._base import _api, _ctx, _int
 from gpudbg.runtime.errors import DriverError, mcError_t
 from gpudbg.runtime.memory_types import mcExtent, mcExtMallocFlags, mcHostRegisterFlags, mcPitchedPtr
@@ -57,6 +58,16 @@ def mcFree(ptr: int) -> None:
     ctx = _ctx()
     if ptr:
         ctx.wait_idle_quietly()
+    pools = _mempool.registry(get_engine())
+    block = pools.blocks.get(ptr) if isinstance(ptr, int) and not isinstance(ptr, bool) else None
+    if block is not None and not block.freed:
+        # a stream-ordered allocation: CUDA's free waits for the device, then
+        # releases it at once (here: in order on the default stream, waited for)
+        stream = ctx.stream(None)
+        pools.free(ptr, stream, "mcFree")
+        stream.wait()
+        ctx.reap()
+        return
     ctx.memory.free(ptr, _FREEABLE, "mcFree")
     ctx.reap()
 
