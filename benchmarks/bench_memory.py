@@ -11,22 +11,13 @@ Run: python benchmarks/bench_memory.py
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 
 from gpudbg.sim.memory import GlobalMemory
+from timing import best_of
 
 LANES = 1 << 20
-
-
-def best_of(fn, repeat: int = 7) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main() -> None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import argparse
 import re
-import time
 
 from gpudbg.ptx import parse
+from timing import best_of
 
 _WORD = re.compile(r"[%$.\w]+|\S")
 
@@ -35,15 +35,6 @@ def big_ptx(lines: int) -> str:
         ][i % 4])
     out += ["ret;", "}"]
     return "\n".join(out)
-
-
-def best_of(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main() -> None:

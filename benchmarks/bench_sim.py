@@ -15,11 +15,11 @@ from __future__ import annotations
 import argparse
 import ast
 import pathlib
-import time
 
 import numpy as np
 
 import gpudbg
+from timing import best_of
 
 EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
 TARGETS = {"saxpy": 1.5e8, "reduction": 1.5e8, "matmul": 1.5e8, "histogram": 5e7}
@@ -34,19 +34,6 @@ def example_source(name: str) -> str:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and "__global__" in node.value:
             return node.value
     raise SystemExit(f"examples/{name}.py has no CUDA source string")
-
-
-def best_of(fn, repeat: int, setup=None) -> float:
-    """Best wall time of fn over `repeat` runs; setup (untimed) runs before
-    each, so only the launch and its synchronization are measured."""
-    best = float("inf")
-    for _ in range(repeat):
-        if setup is not None:
-            setup()
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def kernel_of(module, name):

@@ -132,3 +132,25 @@ def real():
     yield
     reset_engine()
     mc.mcGetLastError()
+
+
+class Hold:
+    """Blocks a stream on the GPU (SEM_ACQUIRE of a host-written semaphore)
+    until release(): an in-flight dependency that does not occupy the
+    device thread. Shared by the driver and runtime stream tests."""
+
+    def __init__(self, stream=None):
+        import numpy as np
+
+        from gpudbg.driver.engine import get_engine
+        from gpudbg.sim.memory.spaces import AllocationKind
+        self._np = np
+        ctx = get_engine().current_context()
+        self.gpu = ctx.gpu
+        self.sem = self.gpu.alloc_internal(8, AllocationKind.SEMAPHORE, "test hold")
+        ctx.stream(stream).wait_for(self.sem.base, 1)
+
+    def release(self):
+        with self.gpu.cv:
+            self.sem.data[:8].view(self._np.uint64)[0] = 1
+            self.gpu.cv.notify_all()

@@ -5,31 +5,13 @@ import numpy as np
 from gpudbg.runtime import mc
 from gpudbg.runtime.errors import mcError_t as E
 from gpudbg.runtime.types import mcMemcpyKind as K, mcStreamFlags
+from gpudbg_fakes import Hold
 
 S = E.mcSuccess
 
 
 def store_args(ptr, value):
     return [ptr, value]
-
-
-class Hold:
-    """Blocks a stream on the GPU (SEM_ACQUIRE of a host-written semaphore)
-    until release(): an in-flight dependency that does not occupy the
-    device thread."""
-
-    def __init__(self, stream):
-        from gpudbg.driver.engine import get_engine
-        from gpudbg.sim.memory.spaces import AllocationKind
-        ctx = get_engine().current_context()
-        self.gpu = ctx.gpu
-        self.sem = self.gpu.alloc_internal(8, AllocationKind.SEMAPHORE, "test hold")
-        ctx.stream(stream).wait_for(self.sem.base, 1)
-
-    def release(self):
-        with self.gpu.cv:
-            self.sem.data[:8].view(np.uint64)[0] = 1
-            self.gpu.cv.notify_all()
 
 
 def read_u32(ptr, n=1, stream=None):

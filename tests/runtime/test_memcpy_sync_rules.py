@@ -14,26 +14,13 @@ from gpudbg.driver.engine import get_engine
 from gpudbg.runtime import mc
 from gpudbg.runtime.errors import mcError_t as E
 from gpudbg.runtime.types import mcMemcpyKind as K
+from gpudbg_fakes import Hold
 
 S = E.mcSuccess
 N = 256
 H2D, D2H, D2D, H2H = (K.mcMemcpyHostToDevice, K.mcMemcpyDeviceToHost, K.mcMemcpyDeviceToDevice,
                       K.mcMemcpyHostToHost)
 BLOCK_PROBE_S = 0.2
-
-
-class Hold:
-    def __init__(self, stream=None):
-        from gpudbg.sim.memory.spaces import AllocationKind
-        ctx = get_engine().current_context()
-        self.gpu = ctx.gpu
-        self.sem = self.gpu.alloc_internal(8, AllocationKind.SEMAPHORE, "test hold")
-        ctx.stream(stream).wait_for(self.sem.base, 1)
-
-    def release(self):
-        with self.gpu.cv:
-            self.sem.data[:8].view(np.uint64)[0] = 1
-            self.gpu.cv.notify_all()
 
 
 def _start(fn, *args):
