@@ -15,6 +15,8 @@ from typing import Sequence
 # name -> (module under gpudbg.cli, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "run": ("gpudbg.cli.run", "run a Python host program on the simulated GPU; report kernel faults"),
+    "check": ("gpudbg.cli.check", "run a host program and report every kernel fault, "
+                                  "compute-sanitizer style; exit 1 on any"),
     "dump": ("gpudbg.cli.dump", "read GPU devcoredumps (drm/msm format): `dump show FILE`"),
 }
 

@@ -12,11 +12,13 @@ anything the simulator does not already check.
 from __future__ import annotations
 
 import argparse
+import enum
 import os
 import runpy
 import sys
 import traceback
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 FAULT_EXIT = 1
 
@@ -66,9 +68,53 @@ def _print_report(report: Any, fallback: str) -> None:
     sys.stderr.flush()
 
 
-def leftover_faults() -> list[Any]:
-    """Fault reports of every device whose context holds a sticky fault,
-    after waiting for its outstanding work (which may be what faults).
+class FaultOrigin(enum.Enum):
+    """How a device fault reached the end of the program."""
+
+    RAISED = "raised"   # escaped the program as KernelFaultError
+    STICKY = "sticky"   # left on a context: caught by the program, or never synchronized
+
+
+@dataclass
+class DeviceFault:
+    """One context's fault: the FaultReport, or only the driver's error text
+    when the front end had no lane to blame (a hang caught by the watchdog)."""
+
+    report: Any
+    message: str
+    origin: FaultOrigin
+    device: int | None
+
+
+@dataclass
+class HostRun:
+    """What running a program produced. `status` is already the exit status
+    gpudbg returns; `error` is the program's own uncaught exception (not
+    SystemExit, not a kernel fault)."""
+
+    status: int
+    faults: list[DeviceFault] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+def _device_of(report: Any) -> int | None:
+    """The ordinal of the device whose context holds `report`."""
+    from gpudbg.driver.engine import get_engine
+
+    engine = get_engine()
+    if report is None or not engine.initialized:
+        return None
+    for dev in engine.devices:
+        if dev.primary is not None and dev.primary.fault_report is report:
+            return dev.ordinal
+    return None
+
+
+def sticky_faults(since: int = 0) -> list[DeviceFault]:
+    """The fault of every device whose context holds a sticky error, after
+    waiting for its outstanding work (which may be what faults), and the
+    faults of contexts destroyed since entry `since` of the engine's fault
+    log (a program that reset its device after a fault).
 
     Devices without a context are not touched: checking must not create one.
     """
@@ -79,7 +125,7 @@ def leftover_faults() -> list[Any]:
     engine = get_engine()
     if not engine.initialized:
         return []
-    reports = []
+    faults = []
     err, previous = mc.mcGetDevice()
     for dev in list(engine.devices):
         ctx = dev.primary
@@ -88,49 +134,76 @@ def leftover_faults() -> list[Any]:
         mc.mcSetDevice(dev.ordinal)
         err_sync, = mc.mcDeviceSynchronize()   # also delivers pending device printf
         if err_sync != mcError_t.mcSuccess:
-            report = mc.fault_report()
-            reports.append(report if report is not None else
-                           f"device {dev.ordinal}: {err_sync.name}: {mc.last_error_message()}")
+            faults.append(DeviceFault(mc.fault_report(), f"{err_sync.name}: {mc.last_error_message()}",
+                                      FaultOrigin.STICKY, dev.ordinal))
     if err == 0:
         mc.mcSetDevice(previous)
-    return reports
+    for ctx, error in list(engine.fault_log)[since:]:   # contexts destroyed after a fault
+        if ctx.destroyed:
+            faults.append(DeviceFault(ctx.fault_report, f"{error.code.name}: {error.message} "
+                                      f"(the context was destroyed since)", FaultOrigin.STICKY,
+                                      ctx.device.ordinal))
+    return faults
+
+
+def _fault_log_length() -> int:
+    from gpudbg.driver.engine import get_engine
+    return len(get_engine().fault_log)
+
+
+def run_host(program: str, args: list[str], on_fault: Callable[[DeviceFault], None],
+             tool: str = "run") -> HostRun:
+    """Run `program` with `args` in this process; call `on_fault` for each
+    device fault as it is found (the escaped one first, then sticky ones)."""
+    from gpudbg.api.errors import KernelFaultError
+
+    if not os.path.isfile(program):
+        print(f"gpudbg {tool}: {program}: no such file", file=sys.stderr)
+        return HostRun(2)
+    log_start = _fault_log_length()
+    saved_argv, saved_path = sys.argv, sys.path[:]
+    sys.argv = [program, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
+    run = HostRun(0)
+    try:
+        runpy.run_path(program, run_name="__main__")
+    except SystemExit as e:
+        run.status = _exit_status(e.code)
+    except KernelFaultError as e:
+        fault = DeviceFault(e.report, str(e), FaultOrigin.RAISED, _device_of(e.report))
+        run.faults.append(fault)
+        on_fault(fault)
+        run.status = FAULT_EXIT
+    except KeyboardInterrupt as e:
+        _print_traceback(e)
+        run.status = 130
+    except BaseException as e:  # the program's own error, shown as Python would
+        _print_traceback(e)
+        run.error = e
+        run.status = 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+        sys.stdout.flush()
+    raised = [f.report for f in run.faults if f.report is not None]
+    for fault in sticky_faults(log_start):
+        if any(fault.report is r for r in raised):
+            continue
+        run.faults.append(fault)
+        on_fault(fault)
+        run.status = FAULT_EXIT
+    return run
+
+
+def _print_fault(fault: DeviceFault) -> None:
+    if fault.report is None and fault.origin is FaultOrigin.STICKY:
+        _print_report(None, f"gpudbg: device {fault.device}: {fault.message}")
+    else:
+        _print_report(fault.report, fault.message)
 
 
 def run_program(program: str, args: list[str]) -> int:
     """Run `program` with `args`; the exit status gpudbg should return."""
-    from gpudbg.api.errors import KernelFaultError
-
-    if not os.path.isfile(program):
-        print(f"gpudbg run: {program}: no such file", file=sys.stderr)
-        return 2
-    saved_argv, saved_path = sys.argv, sys.path[:]
-    sys.argv = [program, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
-    status = 0
-    reported: Any = None
-    try:
-        runpy.run_path(program, run_name="__main__")
-    except SystemExit as e:
-        status = _exit_status(e.code)
-    except KernelFaultError as e:
-        reported = e.report
-        _print_report(e.report, str(e))
-        status = FAULT_EXIT
-    except KeyboardInterrupt as e:
-        _print_traceback(e)
-        status = 130
-    except BaseException as e:  # the program's own error, shown as Python would
-        _print_traceback(e)
-        status = 1
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-        sys.stdout.flush()
-    for report in leftover_faults():
-        if report is reported:
-            continue
-        _print_report(report if hasattr(report, "format") else None, f"gpudbg: {report}")
-        status = FAULT_EXIT
-    return status
+    return run_host(program, args, _print_fault).status
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -63,6 +63,7 @@ class Context:
             return
         self.sticky = DriverError(error.code, error.message)
         self.fault_report = error.report
+        self.engine.fault_log.append((self, self.sticky))
 
     def check(self) -> None:
         """Raise the context's sticky error, if any."""

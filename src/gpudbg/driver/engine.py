@@ -109,6 +109,9 @@ class Engine:
         self.uva = UVARegistry()
         self.threads = ThreadState()
         self.lock = threading.RLock()
+        # every context's first device fault, kept after the context is
+        # destroyed (tools report faults a program reset away)
+        self.fault_log: list[tuple[Any, Any]] = []
 
     # ------------------------------------------------------------ init
     def init(self, flags: int = 0) -> None:
