@@ -151,6 +151,10 @@ class Program:
             raise UnsupportedInstruction(f"register {name} is not declared in {function.name}")
         return k, self.reg_dtypes[k]
 
+    def labels(self) -> dict[tuple[str, str], int]:
+        """Every code label: (function name, label) -> the pc it marks."""
+        return dict(self._labels)
+
     def label_pc(self, function: ir.Function, name: str) -> int:
         pc = self._labels.get((function.name, name))
         if pc is None:
