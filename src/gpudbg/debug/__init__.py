@@ -8,6 +8,8 @@ Plan of the package, bottom up:
   device-info protocol, and the function table as data. The facade methods
   (``cudbgGetAPI`` and the ``CUDBGAPI_st`` entries returning
   ``(CUDBGResult, *outputs)``) sit on top of it and on Session.
+- ``dwarf``: source-level debug information of ``-G`` PTX (line table,
+  variables, types, scopes and their locations at our code addresses).
 - ``Session`` (later): the one policy-free, machine-oriented debug API. It
   reaches the device only through a narrow backend interface that the
   simulator implements, so a real-GPU backend can slot in.
