@@ -1,5 +1,5 @@
 """End to end through the real loader and executor: PTX compiled by NVRTC
-(fixtures/saxpy.cu, fixtures/constants.cu)."""
+(fixtures/saxpy.cu, and the parser's tests/ptx/fixtures/constants.cu)."""
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +10,7 @@ from gpudbg.runtime.types import mcMemcpyKind as K
 
 S = E.mcSuccess
 FIX = Path(__file__).parent / "fixtures"
+PTX_FIX = Path(__file__).parent.parent / "ptx" / "fixtures"
 
 
 def test_saxpy_and_reduce_with_printf(real, capsys):
@@ -55,7 +56,7 @@ def test_fault_in_real_kernel_is_sticky_with_report(real):
 
 
 def test_module_globals_and_constants(real):
-    err, m = mc.mcModuleLoad(str(FIX / "constants.sm90.ptx"))
+    err, m = mc.mcModuleLoad(str(PTX_FIX / "constants.sm90.ptx"))
     assert err == S, mc.last_error_message()
     err, ptr, size = mc.mcModuleGetGlobal(m, "counter")
     assert (err, size) == (S, 4)
