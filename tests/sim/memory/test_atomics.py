@@ -265,3 +265,18 @@ def test_bad_op_and_type_combinations_are_refused():
         gm.atomic("xor", a, 1, np.float32)
     with pytest.raises(ValueError, match="compare"):
         gm.atomic("cas", a, 1, np.uint32)
+
+
+def test_flushing_float_add_returns_the_unflushed_old_value_to_the_first_lane():
+    """Regression (found by the property test above): with a subnormal in
+    memory and a large colliding group, the per-group accumulate path
+    returned the flushed value as the first lane's old value."""
+    gm = GlobalMemory()
+    a = gm.alloc(4)
+    sub = np.array([3.0433400048206377e-41], dtype=np.float32)
+    gm.write(a.base, sub)
+    addrs = np.full(33, a.base, dtype=np.uint64)
+    old = gm.atomic("add", addrs, np.zeros(33, dtype=np.float32), np.float32)
+    assert old.view(np.uint32)[0] == sub.view(np.uint32)[0]
+    assert (old.view(np.uint32)[1:] == 0).all()
+    assert gm.read(a.base, 4).view(np.uint32)[0] == 0

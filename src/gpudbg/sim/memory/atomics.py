@@ -498,7 +498,9 @@ def _one_group(op: AtomicOp, at: AtomicType, step: Callable, x0: Any, v: np.ndar
         acc = np.add.accumulate(seq, dtype=at.storage)
         # With no subnormal partial sum, flushing results would change nothing.
         if not ftz or not ((np.abs(acc) < _F32_MIN_NORMAL) & (acc != 0)).any():
-            return acc[:-1].copy(), acc[-1]
+            old = acc[:-1].copy()
+            old[0] = x0  # the first lane sees memory as it was, unflushed
+            return old, acc[-1]
     # Generic exact fallback: one element at a time.
     out = np.empty_like(v)
     cur = np.array([x0], dtype=v.dtype)
