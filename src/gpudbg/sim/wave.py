@@ -17,9 +17,9 @@ import numpy as np
 
 from gpudbg.sim.device_model import occupancy
 from gpudbg.sim import launch_limits
-from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind
+from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
-from gpudbg.sim.faults import LaneFault
+from gpudbg.sim.fault_reporting import FaultReporting
 from gpudbg.sim.state import EXITED, PARKED, WaveLayout
 
 WARP = 32
@@ -181,7 +181,7 @@ def local_size_for(gpu, function) -> int:
     return max(function.local_size, limit if prog.recursive & prog.reachable(function.name) else 0)
 
 
-class WaveExecution:
+class WaveExecution(FaultReporting):
     """Architectural state of one wave plus the mechanisms ops invoke."""
 
     def __init__(self, gpu, function, grid, block, shared_bytes, params, grid_id,
@@ -563,67 +563,3 @@ class WaveExecution:
     def thread_idx_of(self, slot: int):
         t = self.layout.tid
         return (int(t[0][slot]), int(t[1][slot]), int(t[2][slot]))
-
-    # ------------------------------------------------------------ reports
-    def _report(self, kind, message, pc, slot, **extra) -> FaultReport:
-        prog = self.program
-        c = prog.code[pc] if 0 <= pc < len(prog.code) else None
-        inst = c.inst if c else None
-        li = inst.line_info if inst else None
-        src_file = prog.module.files.get(li.file_index) if li else None
-        L = self.layout
-        coords = {}
-        if slot is not None:
-            coords = dict(block=self.block_idx_of(slot), thread=self.thread_idx_of(slot),
-                          sm=int(L.sm[slot]), warp=int(L.warp[slot]), lane=int(L.lane[slot]))
-        return FaultReport(
-            kind=kind, message=message, kernel=self.function.name,
-            function=c.function if c else self.function.name, pc=prog.code_address(pc),
-            instruction=inst.text if inst else "", ptx_line=inst.loc.line if inst else None,
-            ptx_file=inst.loc.file if inst else None, source_file=src_file,
-            source_line=li.line if li else None, grid_id=self.grid_id, **coords, **extra)
-
-    def fault_report(self, e, pc: int, sel) -> FaultReport:
-        lane = max(int(getattr(e, "lane", 0) or 0), 0)
-        slot = int(sel[lane]) if sel is not None and len(sel) else lane
-        space = getattr(e, "space", None)
-        return self._report(e.kind, e.message, pc, slot, address=getattr(e, "address", None),
-                            access_size=getattr(e, "size", None),
-                            space=space.value if hasattr(space, "value") else space)
-
-    def current_pc(self, slot: int) -> int:
-        s = int(self.sched[slot])
-        return int(self.park_pc[slot]) if s == PARKED else s
-
-    def deadlock_report(self) -> FaultReport:
-        parked = np.flatnonzero(self.sched == PARKED)
-        slot = int(parked[0])
-        b = int(self.layout.block_of[slot])
-        in_block = parked[self.layout.block_of[parked] == b]
-        bid = int(self.bar_wait[slot])
-        pc = int(self.park_pc[slot]) - 1
-        live = int(self.block_live[b])
-        exp = int(self.bar_expected[b, bid]) or live
-        arrived = int(self.bar_arrivals[b, bid])
-        ids, counts = np.unique(self.bar_wait[in_block], return_counts=True)
-        here = int(counts[ids == bid][0])
-        others = [f"{int(c)} at barrier {int(i)}" for i, c in zip(ids, counts) if i != bid]
-        elsewhere = live - len(in_block)
-        msg = (f"barrier deadlock: {here} thread(s) of block {self.block_idx_of(slot)} wait at "
-               f"barrier {bid}, which expects {exp} thread(s) but only {arrived} arrived; "
-               + (f"other threads of the block wait at other barriers ({', '.join(others)}); " if others else "")
-               + f"{self.plan.threads_per_block - live} thread(s) of the block have exited"
-               + (f" and {elsewhere} are waiting elsewhere or cannot arrive" if elsewhere else ""))
-        r = self._report(CUDBGException.CUDBG_EXCEPTION_NONE, msg, pc, slot)
-        r.hang = HangKind.BARRIER_DEADLOCK
-        return r
-
-    def budget_report(self, pc: int) -> FaultReport:
-        live = np.flatnonzero(self.sched < PARKED)
-        slot = int(live[0]) if len(live) else None
-        at = self.current_pc(slot) if slot is not None else pc
-        msg = (f"kernel exceeded the instruction budget of {self.budget} thread-instructions "
-               f"(runaway loop?); set GPUDBG_INSTRUCTION_BUDGET to raise it")
-        r = self._report(CUDBGException.CUDBG_EXCEPTION_NONE, msg, at, slot)
-        r.hang = HangKind.INSTRUCTION_BUDGET
-        return r
