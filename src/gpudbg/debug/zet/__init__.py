@@ -1,0 +1,16 @@
+"""The Level Zero tools debug facade (seed 001, ``zetDebug*`` of Level Zero 1.18).
+
+The data layer lives here as plain modules so the facade, Session adapters
+and tests share one definition of each code, struct and signature:
+
+- ``enums``: the seed's enums with Level Zero's values, plus ``ze_result_t``
+  and the few borrowed enums the debug structs use.
+- ``structs``: the debug structs and ``ze_device_thread_t`` as validating
+  dataclasses with the spec's field names.
+- ``functions``: the 12 ``zetDebug*`` signatures with parameter directions,
+  from which the facade's ``(ze_result_t, *outputs)`` shape follows.
+- ``mapping``: ze_device_thread_t (slice, subslice, eu, thread) onto the
+  simulator's (sm, warp slot, lane), wildcards included.
+
+Execution control is deliberately absent: that is Session's job.
+"""
