@@ -296,3 +296,18 @@ def test_gpu_error_formats_code_and_message():
     assert e.code is mcError_t.mcErrorInvalidValue and e.message == "bad thing"
     assert str(e) == "mcErrorInvalidValue: bad thing"
     assert gpudbg.GPUError(12345).code == 12345
+
+
+def test_compiled_modules_name_their_ptx_in_fault_reports():
+    """Regression: every module loaded through mcModuleLoadData was named
+    <image>, so reports could not say which PTX file a fault is in."""
+    mod = gpudbg.compile(r'''
+extern "C" __global__ void past(const int* a, int* out) { out[0] = a[1 << 20]; }''', name="named.cu")
+    a = gpudbg.zeros(4, np.int32)
+    out = gpudbg.zeros(1, np.int32)
+    mod.past[1, 1](a, out)
+    with pytest.raises(gpudbg.KernelFaultError) as e:
+        gpudbg.synchronize()
+    assert e.value.report.ptx_file == "named.ptx"
+    assert e.value.report.source_file == "named.cu"
+    gpudbg.Device().reset()

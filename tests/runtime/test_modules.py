@@ -188,3 +188,16 @@ def test_attribute_struct_and_single_queries_agree(real, ptx):
     assert attrs.ptxVersion == 80
     assert mc.mcFuncGetAttribute(A.MC_FUNC_ATTRIBUTE_PTX_VERSION, f) == (S, 80)
     mc.mcModuleUnload(m)
+
+
+def test_load_data_names_the_image(real, ptx):
+    """gpudbg extension: mcModuleLoadData(image, name=...) names the PTX in
+    reports and errors (it was always <image>)."""
+    err, m = mc.mcModuleLoadData(ptx, name="mods.ptx")
+    assert err == S
+    assert m.functions["heavy"].kernel.program.module.filename == "mods.ptx"
+    mc.mcModuleUnload(m)
+    assert mc.mcModuleLoadData(ptx, name="") == (E.mcErrorInvalidValue, None)
+    err, _ = mc.mcModuleLoadData(".version 8.0\n.target sm_80\nbogus;", name="bad.ptx")
+    assert err != S
+    assert "bad.ptx:" in mc.last_error_message()

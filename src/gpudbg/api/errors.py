@@ -61,10 +61,10 @@ def error_for(code: mcError_t, what: str) -> GPUError:
     return GPUError(code, f"{what}: {detail}")
 
 
-def call(fn: Callable[..., tuple], *args: Any) -> Any:
+def call(fn: Callable[..., tuple], *args: Any, **kwargs: Any) -> Any:
     """Call an mc* function; return its outputs (None, one value or a tuple)
     or raise the matching GPUError."""
-    result = fn(*args)
+    result = fn(*args, **kwargs)
     err = result[0]
     if err != mcError_t.mcSuccess:
         raise error_for(mcError_t(err), fn.__name__)

@@ -126,7 +126,7 @@ class Module:
     @classmethod
     def from_ptx(cls, ptx: str | bytes, name: str = "<ptx>", source: str | None = None) -> "Module":
         """Load PTX text (mcModuleLoadData)."""
-        handle = call(mc.mcModuleLoadData, ptx)
+        handle = call(mc.mcModuleLoadData, ptx, name=_ptx_name(name))
         text = ptx.decode(errors="replace") if isinstance(ptx, (bytes, bytearray)) else ptx
         return cls(handle, name, text, source)
 
@@ -201,3 +201,11 @@ class Module:
 
     def __repr__(self) -> str:
         return f"<gpudbg.Module {self.name} on device {self.device}>"
+
+
+def _ptx_name(name: str) -> str:
+    """The PTX image's file name for reports: kernel.cu -> kernel.ptx."""
+    if name.startswith("<"):
+        return name
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}.ptx" if dot and ext in ("cu", "cuh", "cpp") else f"{name}.ptx" if not name.endswith(".ptx") else name

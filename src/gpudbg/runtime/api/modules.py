@@ -40,11 +40,14 @@ def _state(state: Any, code: mcError_t = mcError_t.mcErrorInvalidHandle) -> Link
 
 # ------------------------------------------------------------------ loading
 @_api(1)
-def mcModuleLoadData(image: Any) -> Any:
+def mcModuleLoadData(image: Any, *, name: str = "<image>") -> Any:
     """Seed 002 §2.12.3.12: PTX text (str or NUL-terminated bytes), a
     fatbin or fatbin wrapper, a host ELF object, a linked image, or a
-    pointer to one of these."""
-    return _module.load_data(_ctx(), image)
+    pointer to one of these. `name` (a gpudbg extension, keyword only) is
+    the file name reports and PTX errors give the image."""
+    if not isinstance(name, str) or not name:
+        raise DriverError(mcError_t.mcErrorInvalidValue, f"name must be a non-empty str, got {name!r}")
+    return _module.load_data(_ctx(), image, name)
 
 
 @_api(1)
