@@ -20,19 +20,9 @@ slot order.
 """
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 
-
-class Direction(enum.Enum):
-    """Which way a parameter carries data."""
-
-    IN = "in"
-    OUT = "out"
-    INOUT = "inout"
-
-
-IN, OUT, INOUT = Direction.IN, Direction.OUT, Direction.INOUT
+from gpudbg.debug.signature import IN, INOUT, OUT, Direction  # noqa: F401  (part of this table's vocabulary)
 
 
 @dataclass(frozen=True)

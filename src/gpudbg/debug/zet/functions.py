@@ -15,18 +15,10 @@ inputs; the session handle ``phDebug`` is the one handle produced.
 """
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 
-
-class Direction(enum.Enum):
-    IN = "in"
-    OUT = "out"
-    INOUT = "in,out"
-
-
-IN, OUT, INOUT = Direction.IN, Direction.OUT, Direction.INOUT
+from gpudbg.debug.signature import IN, INOUT, OUT, Direction  # noqa: F401  (part of this table's vocabulary)
 
 
 @dataclass(frozen=True)
@@ -47,7 +39,7 @@ class Param:
     @property
     def annotation(self) -> str:
         """The spec's bracketed annotation, rebuilt."""
-        out = f"[{self.direction.value}]"
+        out = f"[{self.direction.annotation}]"
         if self.release:
             out += "[release]"
         if self.optional:
@@ -87,7 +79,7 @@ def _p(decl: str, annotation: str) -> Param:
     tags = re.findall(r"\[([^\]]*)\]", annotation)
     if not tags or "".join(f"[{t}]" for t in tags) != annotation:
         raise ValueError(f"unparsed annotation {annotation!r} of {decl!r}")
-    direction = Direction(tags[0])
+    direction = Direction.from_annotation(tags[0])
     rng = next((t[6:-1] for t in tags[1:] if t.startswith("range(")), None)
     unknown = [t for t in tags[1:] if t not in ("optional", "release") and not t.startswith("range(")]
     if unknown:

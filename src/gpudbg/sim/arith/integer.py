@@ -90,7 +90,11 @@ def mad(a: ArrayLike, b: ArrayLike, c: ArrayLike, mode: str = "lo", sat: bool = 
     if sat and not (mode == "hi" and a.dtype == np.int32):
         raise ArithError("mad .sat is only defined for mad.hi.sat.s32")
     p = mul(a, b, mode)
-    c = like(c, p.dtype)
+    return _plus(p, like(c, p.dtype), sat)
+
+
+def _plus(p: np.ndarray, c: np.ndarray, sat: bool) -> np.ndarray:
+    """The addend step of mad/mad24: wrapping, or saturating to s32."""
     if sat:
         t = p.astype(np.int64) + c.astype(np.int64)
         return np.clip(t, -2**31, 2**31 - 1).astype(np.int32)
@@ -127,12 +131,7 @@ def mad24(a: ArrayLike, b: ArrayLike, c: ArrayLike, mode: str = "lo", sat: bool 
     a, b = _pair(a, b)
     if sat and not (mode == "hi" and a.dtype == np.int32):
         raise ArithError("mad24 .sat is only defined for mad24.hi.sat.s32")
-    p = mul24(a, b, mode)
-    c = like(c, a.dtype)
-    if sat:
-        t = p.astype(np.int64) + c.astype(np.int64)
-        return np.clip(t, -2**31, 2**31 - 1).astype(np.int32)
-    return from_u(to_u(p) + to_u(c), a.dtype)
+    return _plus(mul24(a, b, mode), like(c, a.dtype), sat)
 
 
 def _magnitude(a: np.ndarray) -> np.ndarray:
