@@ -15,6 +15,7 @@ import itertools
 import threading
 from typing import Any
 
+from gpudbg.sim import debug_port
 from gpudbg.driver import capture
 from gpudbg.driver.fence import ChannelError
 from gpudbg.driver.memory import MemoryManager
@@ -52,6 +53,7 @@ class Context:
                        "malloc_heap_size": device.model.malloc_heap_size}
         self.gpu.fault_listeners.append(self._on_fault)
         self.legacy = Stream(self, 0, StreamKind.LEGACY)
+        debug_port.notify("context_event", self.gpu, "create", self.id)
 
     def __repr__(self) -> str:
         return f"<mcContext {self.id} on device {self.device.ordinal}>"
@@ -169,6 +171,7 @@ class Context:
         """Discard pending work, release every resource of the context."""
         if self.destroyed:
             return
+        debug_port.notify("context_event", self.gpu, "destroy", self.id)
         self.gpu.frontend.kill_group(self.id, ChannelError(mcError_t.mcErrorContextIsDestroyed,
                                                            "context destroyed"))
         self.gpu.flush_printf()

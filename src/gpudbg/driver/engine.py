@@ -18,6 +18,7 @@ import os
 import threading
 from typing import Any, Callable
 
+from gpudbg.sim import debug_port
 from gpudbg.driver.context import Context, ThreadState
 from gpudbg.driver.memory import UVARegistry
 from gpudbg.runtime.errors import DriverError, mcError_t
@@ -175,11 +176,14 @@ class Engine:
 
     def push_context(self, ctx: Context) -> None:
         self.threads.stack.append(ctx)
+        debug_port.notify("context_event", ctx.gpu, "push", ctx.id)
 
     def pop_context(self) -> Context:
         if not self.threads.stack:
             raise DriverError(mcError_t.mcErrorInvalidValue, "the context stack is empty")
-        return self.threads.stack.pop()
+        ctx = self.threads.stack.pop()
+        debug_port.notify("context_event", ctx.gpu, "pop", ctx.id)
+        return ctx
 
     def reset_device(self) -> None:
         dev = self.current_device()

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from gpudbg.sim import debug_port
 from gpudbg.driver import commands as C
 from gpudbg.driver import fatbin as FB
 from gpudbg.driver import launch_config, limits
@@ -105,6 +106,8 @@ class Module:
         self.unloaded = True
         if self in ctx.modules:
             ctx.modules.remove(self)
+        if debug_port.attached() is not None:
+            debug_port.notify("module_unloaded", ctx.gpu, self.loaded.program, self.name)
 
 
 # ------------------------------------------------------------------ function attributes
@@ -334,6 +337,8 @@ def load_ir(context: Any, ir_module: Any, name: str, jit: JitOptions | None = No
     m.targeted_threads = targeted
     m.info_log = _load_log(name, loaded, jit)
     context.modules.append(m)
+    if debug_port.attached() is not None:
+        debug_port.notify("module_loaded", context.gpu, loaded.program, name)
     return m
 
 
@@ -355,6 +360,7 @@ def load_data(context: Any, image: Any, name: str = "<image>", options: JitOptio
         else:
             text = image_to_ptx(context, image, fatbin_only)
             m = load_ir(context, parse_ptx(text, name), name, jit)
+            m.loaded.ptx_text = text   # kept for coredumps and the debugger (gpudbg core)
     except DriverError as e:
         jit.write_outputs("", f"error: {e.message}\n", (time.perf_counter() - t0) * 1e3)
         raise

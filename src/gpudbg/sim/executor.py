@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpudbg.sim import launch_limits
+from gpudbg.sim import debug_port, launch_limits
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
@@ -63,24 +63,75 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     cycles = 0
     plan = build_waves(gpu.model, function, grid, block, shared_bytes)
     res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
-    with np.errstate(all="ignore"):
-        for wave_blocks in plan.waves:
-            X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
-                              wave_blocks, plan, budget - total, res)
-            X.observer = observer
-            try:
-                run_wave(X)
-            finally:
-                total += X.thread_instructions
-                steps += X.steps
-                cycles += X.cycles
-                gpu_clock_advance(gpu, X.cycles)
-                X.flush_printf()
+    port = debug_port.port_for(gpu)   # None unless a debugger is attached
+    if port is not None:
+        port.kernel_ready(function, grid, block, shared_bytes, params, grid_id)
+    try:
+        with np.errstate(all="ignore"):
+            for wave_blocks in plan.waves:
+                X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
+                                  wave_blocks, plan, budget - total, res)
+                X.observer = observer
+                try:
+                    if port is None:
+                        run_wave(X)
+                    else:
+                        port.run_wave(X)
+                finally:
+                    total += X.thread_instructions
+                    steps += X.steps
+                    cycles += X.cycles
+                    gpu_clock_advance(gpu, X.cycles)
+                    X.flush_printf()
+    finally:
+        if port is not None:
+            port.kernel_finished()
     return LaunchStats(total, len(plan.waves), plan.blocks_per_sm, steps, cycles)
 
 
 def gpu_clock_advance(gpu, cycles: int) -> None:
     gpu.clock_cycles = getattr(gpu, "clock_cycles", 0) + int(cycles)
+
+
+def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
+    """Run the threads `idx` (None: the whole wave), all waiting at `pc`,
+    through instructions until the next block leader or a control
+    instruction; a lane fault becomes a KernelFault carrying the wave."""
+    X.step_pc = pc
+    nsel = X.n if idx is None else len(idx)
+    sel = idx
+    executed = 0
+    try:
+        while True:
+            c = code[pc]
+            b = c.built
+            executed += 1
+            if b.run is not None:
+                sel = idx if c.guard is None else c.guard(X, idx)
+                if sel is None or len(sel):
+                    b.run(X, sel)
+                pc += 1
+                if leader[pc]:
+                    X.set_pc(idx, pc)
+                    break
+                continue
+            if c.guard is None:
+                sel = idx
+                b.control(X, idx, pc)
+            else:
+                take, skip = X.split_guard(c, idx)
+                if skip is None or len(skip):
+                    X.set_pc(skip, pc + 1)
+                sel = take
+                if take is None or len(take):
+                    b.control(X, take, pc)
+            break
+    except LaneFault as e:
+        X.count_work(nsel, executed)
+        fault = KernelFault(X.fault_report(e, pc, sel))
+        fault.wave = X
+        raise fault from None
+    X.count_work(nsel, executed)
 
 
 def run_wave(X: WaveExecution) -> None:
@@ -107,42 +158,8 @@ def run_wave(X: WaveExecution) -> None:
         else:
             idx = np.flatnonzero(sched == m)
             spin.observe(int(m), idx)
-        pc = X.step_pc = int(m)
-        nsel = X.n if idx is None else len(idx)
-        sel = idx
-        executed = 0
-        try:
-            while True:
-                c = code[pc]
-                b = c.built
-                executed += 1
-                if b.run is not None:
-                    sel = idx if c.guard is None else c.guard(X, idx)
-                    if sel is None or len(sel):
-                        b.run(X, sel)
-                    pc += 1
-                    if leader[pc]:
-                        X.set_pc(idx, pc)
-                        break
-                    continue
-                if c.guard is None:
-                    sel = idx
-                    b.control(X, idx, pc)
-                else:
-                    take, skip = X.split_guard(c, idx)
-                    if skip is None or len(skip):
-                        X.set_pc(skip, pc + 1)
-                    sel = take
-                    if take is None or len(take):
-                        b.control(X, take, pc)
-                break
-        except LaneFault as e:
-            X.count_work(nsel, executed)
-            fault = KernelFault(X.fault_report(e, pc, sel))
-            fault.wave = X
-            raise fault from None
-        X.count_work(nsel, executed)
+        execute_step(X, code, leader, int(m), idx)
         if X.thread_instructions > X.budget:
-            fault = KernelFault(X.budget_report(pc))
+            fault = KernelFault(X.budget_report(int(m)))
             fault.wave = X
             raise fault

@@ -32,6 +32,7 @@ from gpudbg.driver.fence import ChannelError
 from gpudbg.runtime.errors import mcError_t
 from gpudbg.sim import launch_limits, timing
 from gpudbg.sim import copy_engine
+from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import CUDBGException, FaultReport, KernelFault
 from gpudbg.sim.memory.spaces import AccessFault
 
@@ -265,6 +266,8 @@ class Frontend:
                 launch_limits.program(channel, launch_limits.LaunchLimits(
                     cmd.stack_size, cmd.printf_fifo_size, cmd.malloc_heap_size))
             return None
+        except LaunchAborted as e:
+            return ChannelError(mcError_t.mcErrorLaunchFailure, f"{cmd.opcode.name} on {channel.name}: {e}")
         except AccessFault as f:
             return ChannelError(mcError_t.mcErrorIllegalAddress,
                                 f"{cmd.opcode.name} on {channel.name}: {f.message}")

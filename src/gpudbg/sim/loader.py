@@ -57,6 +57,7 @@ class LoadedModule:
     allocations: list
     code_allocation: object
     loaded: bool = True
+    ptx_text: str | None = None   # the PTX the module was parsed from, when the loader had it
 
     def unload(self) -> None:
         if not self.loaded:

@@ -1,0 +1,266 @@
+"""SimBackend: the simulator implementing gpudbg.debug.backend.DebugBackend
+for the GPUs of this process (in-process attach).
+
+The one idea: devices are enumerated through a provider (the driver
+engine's device list, given by whoever attaches), and each simulated GPU
+gets its DevicePort lazily, the first time a launch or a question reaches
+it, so attaching before the program has touched a GPU works and GPUs
+created later (after an engine reset) are debugged too. Everything here is
+translation: coordinates are checked, views built by debug_views, control
+requests posted to the port, whose device thread does the work.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+from gpudbg.debug.backend import (
+    BackendError, DeviceProperties, GridStatus, GridView, MemorySpace, RegisterValue, WarpView,
+)
+from gpudbg.sim import debug_port, debug_stepping, debug_views
+from gpudbg.sim.debug_port import DevicePort, PortError
+
+
+class SimBackend:
+    can_execute = True
+
+    def __init__(self, devices: Callable[[], list[Any]]):
+        """`devices()` lists the driver's devices; each has `.ordinal`,
+        `.model`, `.gpu_started` and `.gpu`."""
+        self._devices = devices
+        self.listener: Any = None
+        self._ports: dict[int, DevicePort] = {}
+        self._lock = threading.Lock()
+        self._breakpoints: dict[int, set[int]] = {}
+
+    # ------------------------------------------------------------ lifecycle
+    def set_listener(self, listener: Any) -> None:
+        self.listener = listener
+
+    def attach(self) -> None:
+        debug_port.attach(self)
+
+    def detach(self) -> None:
+        for port in list(self._ports.values()):
+            port.set_breakpoints(set())
+            with port.cv:
+                if port.held is not None:
+                    port.held[:] = False
+            port.resume()
+        debug_port.detach(self)
+        self.listener = None
+
+    def port(self, gpu: Any) -> DevicePort:
+        p = self._ports.get(id(gpu))
+        if p is None or p.gpu is not gpu:
+            with self._lock:
+                p = self._ports.get(id(gpu))
+                if p is None or p.gpu is not gpu:
+                    p = DevicePort(self, gpu, int(getattr(gpu, "ordinal", 0)))
+                    p.breakpoints = set(self._breakpoints.get(p.dev, set()))
+                    self._ports[id(gpu)] = p
+        return p
+
+    # ------------------------------------------------------------ devices
+    def _device(self, dev: int) -> Any:
+        devs = self._devices()
+        if not 0 <= dev < len(devs):
+            raise BackendError("INVALID_DEVICE", f"device {dev} does not exist ({len(devs)} devices)")
+        return devs[dev]
+
+    def _port(self, dev: int) -> DevicePort | None:
+        d = self._device(dev)
+        return self.port(d.gpu) if d.gpu_started else None
+
+    def _wave(self, dev: int):
+        p = self._port(dev)
+        return p, (p.wave if p is not None else None)
+
+    def device_count(self) -> int:
+        return len(self._devices())
+
+    def device(self, dev: int) -> DeviceProperties:
+        m = self._device(dev).model
+        major, minor = m.compute_capability
+        return DeviceProperties(dev, m.name, "gpudbg-sim", f"sm_{major}{minor}", major, minor, m.sm_count,
+                                m.warp_slots_per_sm, m.lanes, 255, 7, m.pci_bus, m.pci_device, 16,
+                                int(m.global_memory))
+
+    def grid_view(self, port: DevicePort) -> GridView | None:
+        L = port.launch
+        if L is None:
+            return None
+        f = L["function"]
+        prog = f.program
+        status = GridStatus.CUDBG_GRID_STATUS_TERMINATED if L["done"] else GridStatus.CUDBG_GRID_STATUS_ACTIVE
+        return GridView(port.dev, L["grid_id"], f.name, f.code_address, prog.code_base,
+                        0xC7000000 + port.dev, L["grid"], L["block"], L["shared"], status, L["params"])
+
+    def grids(self, dev: int) -> list[GridView]:
+        p = self._port(dev)
+        g = self.grid_view(p) if p is not None else None
+        return [g] if g is not None else []
+
+    def warps(self, dev: int) -> list[WarpView]:
+        p, X = self._wave(dev)
+        if X is None:
+            return []
+        cache = getattr(p, "_warp_cache", None)
+        if cache is not None and cache[0] == p.generation and cache[1] is X:
+            return cache[2]
+        views = debug_views.warp_views(p, X)
+        p._warp_cache = (p.generation, X, views)
+        return views
+
+    def programs(self, dev: int) -> list[Any]:
+        d = self._device(dev)
+        if not d.gpu_started:
+            return []
+        out, seen = [], set()
+        for fn in list(getattr(d.gpu, "functions", {}).values()):
+            m = fn.module
+            if getattr(m, "loaded", True) and id(m.program) not in seen:
+                seen.add(id(m.program))
+                out.append(m.program)
+        return out
+
+    def program_of_address(self, dev: int, address: int) -> Any | None:
+        for prog in self.programs(dev):
+            if prog.pc_of_address(address) is not None:
+                return prog
+        return None
+
+    def registers(self, dev: int, sm: int, wp: int, ln: int) -> list[RegisterValue]:
+        p, X = self._need_wave(dev)
+        return debug_views.registers(p, X, sm, wp, ln)
+
+    def write_register(self, dev: int, sm: int, wp: int, ln: int, name: str, value: Any) -> None:
+        p, X = self._need_wave(dev)
+        self._need_stopped(p, dev)
+        debug_views.write_register(p, X, sm, wp, ln, name, value)
+
+    def read_memory(self, dev: int, space: MemorySpace, address: int, size: int,
+                    sm: int | None = None, wp: int | None = None, ln: int | None = None) -> bytes:
+        d = self._device(dev)
+        p, X = self._wave(dev)
+        return debug_views.read_memory(p, X, d.gpu, space, address, size, sm, wp, ln)
+
+    def write_memory(self, dev: int, space: MemorySpace, address: int, data: bytes,
+                     sm: int | None = None, wp: int | None = None, ln: int | None = None) -> None:
+        d = self._device(dev)
+        p, X = self._wave(dev)
+        if p is not None:
+            self._need_stopped(p, dev)
+        debug_views.write_memory(p if p is not None else _NoPort(), X, d.gpu, space, address, data, sm, wp, ln)
+
+    def _launch_function(self, dev: int):
+        p = self._port(dev)
+        if p is None or p.launch is None:
+            raise BackendError("INVALID_CONTEXT", f"no kernel is running on device {dev}")
+        return p.launch["function"]
+
+    def param_offset(self, dev: int, name: str) -> int:
+        """Offset of a kernel parameter in the running kernel's param buffer."""
+        f = self._launch_function(dev)
+        for prm in f.params:
+            if prm.name == name:
+                return int(prm.offset)
+        raise BackendError("INVALID_ARGS", f"{name} is not a parameter of {f.name}")
+
+    def shared_offset(self, dev: int, name: str) -> int:
+        """Offset of a .shared variable in the running kernel's blocks."""
+        f = self._launch_function(dev)
+        if name not in f.shared_layout:
+            raise BackendError("INVALID_ARGS", f"{name} is not a shared variable of {f.name}")
+        return int(f.shared_layout[name])
+
+    def generate_coredump(self, dev: int, path: str, flags: int = 0) -> str:
+        """Write the stopped wave of `dev` as an NVIDIA-format GPU coredump."""
+        from gpudbg.dump.coredump import snapshot_from_wave, write_coredump
+        p, X = self._need_wave(dev)
+        report = p.fault.report if p.fault is not None else None
+        return str(write_coredump(path, snapshot_from_wave(X, report, flags), flags))
+
+    def _need_wave(self, dev: int):
+        p, X = self._wave(dev)
+        if X is None:
+            raise BackendError("INVALID_CONTEXT", f"no kernel is running on device {dev}")
+        return p, X
+
+    @staticmethod
+    def _need_stopped(p: DevicePort, dev: int) -> None:
+        if p.wave is not None and not p.stopped and not (p.held is not None and p.held.any()):
+            raise BackendError("RUNNING", f"device {dev} is running; suspend it first")
+
+    # ------------------------------------------------------------ control
+    def is_stopped(self, dev: int) -> bool:
+        p = self._port(dev)
+        return bool(p is not None and p.stopped)
+
+    def stop_reason(self, dev: int):
+        p = self._port(dev)
+        return p.stop_reason if p is not None else None
+
+    def suspend(self, dev: int) -> None:
+        self.port(self._device(dev).gpu).suspend()
+
+    def resume(self, dev: int) -> None:
+        p = self._port(dev)
+        if p is not None:
+            p.resume()
+
+    def set_breakpoints(self, dev: int, addresses: set[int]) -> None:
+        self._breakpoints[dev] = set(addresses)
+        p = self._port(dev)
+        if p is not None:
+            p.set_breakpoints(addresses)
+
+    def _call(self, dev: int, fn, need_stopped: bool = True):
+        p = self._port(dev)
+        if p is None:
+            raise BackendError("INVALID_CONTEXT", f"no kernel is running on device {dev}")
+        try:
+            return p.request(fn, need_stopped=need_stopped)
+        except PortError as e:
+            raise BackendError(e.code, e.message) from None
+
+    def single_step_warp(self, dev: int, sm: int, wp: int, nsteps: int) -> int:
+        p = self._port(dev)
+        return self._call(dev, lambda X: debug_stepping.step_warp(p, X, sm, wp, nsteps))
+
+    def resume_warps_until_pc(self, dev: int, sm: int, warp_mask: int, address: int) -> None:
+        p = self._port(dev)
+        self._call(dev, lambda X: debug_stepping.run_until_pc(p, X, sm, warp_mask, address))
+
+    def hold_threads(self, dev: int, sm: int | None, wp: int | None, ln: int | None, held: bool) -> int:
+        """Hold (or release) the matching live threads; the count changed."""
+        p = self._port(dev)
+        if p is None:
+            return 0
+
+        def apply(X):
+            if X is None or p.held is None:
+                return 0
+            import numpy as np
+            L = X.layout
+            sel = L.valid & (X.sched < debug_views.EXITED)
+            if sm is not None:
+                sel &= L.sm == sm
+            if wp is not None:
+                sel &= L.warp == wp
+            if ln is not None:
+                sel &= L.lane == ln
+            changed = int(np.count_nonzero(p.held[sel] != held))
+            p.held[sel] = held
+            p.generation += 1
+            return changed
+        return self._call(dev, apply, need_stopped=False)
+
+    def kill(self) -> None:
+        for p in list(self._ports.values()):
+            p.kill()
+
+
+class _NoPort:
+    generation = 0

@@ -1,0 +1,210 @@
+"""Read and write the state of a stopped wave in the debugger's terms:
+warps and lanes by (SM, warp slot, lane), registers by PTX name, memory by
+space. This is the state half of the simulator's debug backend.
+
+The one idea: a lane's *debugger* pc is not always its scheduling pc. A
+thread parked at a barrier shows the barrier instruction (stepping it is
+stepping over the barrier); the threads of the step that faulted have not
+had their pcs written back, so they show the faulting instruction, as the
+coredump snapshot does. Everything else is read straight from the wave's
+arrays, and writes go through the same checked memories the executor
+uses, so the debugger cannot write where a kernel could not.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gpudbg.debug.backend import BackendError, LaneCoords, LaneView, MemorySpace, RegisterValue, WarpView
+from gpudbg.sim.faults import CUDBGException
+from gpudbg.sim.state import EXITED, PARKED
+
+
+def lane_coords(X: Any, slots: np.ndarray) -> LaneCoords:
+    L = X.layout
+    return LaneCoords(L.sm[slots].astype(np.int64), L.warp[slots].astype(np.int64),
+                      L.lane[slots].astype(np.int64), tuple(np.asarray(L.ctaid[a])[slots] for a in range(3)),
+                      tuple(L.tid[a][slots] for a in range(3)))
+
+
+def slot_pcs(port: Any, X: Any) -> np.ndarray:
+    """Per slot: the pc index the debugger shows (see module docstring)."""
+    sched = X.sched
+    pcs = np.where(sched == PARKED, X.park_pc[:len(sched)] - 1, sched).astype(np.int64)
+    kf = port.fault
+    if kf is not None and kf.report.hang is None and getattr(port, "fault_group", None) is not None:
+        fpc = X.program.pc_of_address(kf.report.pc)
+        if fpc is not None:
+            grp = port.fault_group
+            pcs[grp[sched[grp] == X.step_pc]] = fpc
+    return pcs
+
+
+def slot_of(X: Any, sm: int, wp: int, ln: int) -> int:
+    """The wave slot of a live lane; BackendError naming the bad part."""
+    L = X.layout
+    key = getattr(X, "_debug_slot_index", None)
+    if key is None:
+        valid = np.flatnonzero(L.valid)
+        key = X._debug_slot_index = {(int(L.sm[s]), int(L.warp[s]), int(L.lane[s])): int(s) for s in valid}
+    s = key.get((sm, wp, ln))
+    if s is None:
+        if not any(k[0] == sm for k in key):
+            raise BackendError("INVALID_SM", f"SM {sm} has no resident warps")
+        if not any(k[:2] == (sm, wp) for k in key):
+            raise BackendError("INVALID_WARP", f"warp {wp} on SM {sm} is not valid")
+        raise BackendError("INVALID_LANE", f"lane {ln} of warp {wp} on SM {sm} is not valid")
+    if X.sched[s] >= EXITED:
+        raise BackendError("INVALID_LANE", f"lane {ln} of warp {wp} on SM {sm} has exited")
+    return s
+
+
+def warp_views(port: Any, X: Any) -> list[WarpView]:
+    L, prog = X.layout, X.program
+    live = np.flatnonzero(L.valid & (X.sched < EXITED))
+    if not len(live):
+        return []
+    pcs = slot_pcs(port, X)
+    ncode = max(len(prog.code) - 1, 0)
+    fidx = prog.function_of_pc[np.clip(pcs[live], 0, ncode)]
+    key = L.sm[live].astype(np.int64) * 4096 + L.warp[live].astype(np.int64)
+    order = np.argsort(key, kind="stable")
+    live, fidx, key = live[order], fidx[order], key[order]
+    bounds = np.flatnonzero(np.diff(key)) + 1
+    kf = port.fault
+    rep = kf.report if kf is not None else None
+    held = port.held
+    out = []
+    for grp, fg in zip(np.split(live, bounds), np.split(fidx, bounds)):
+        s0 = int(grp[0])
+        sm, wp = int(L.sm[s0]), int(L.warp[s0])
+        gp = pcs[grp]
+        low = int(gp.min())
+        lanes = []
+        valid = active = 0
+        exc_here = rep is not None and rep.sm == sm and rep.warp == wp
+        for s, f, p in zip(grp.tolist(), fg.tolist(), gp.tolist()):
+            ln = int(L.lane[s])
+            depth = int(X.depth[s]) if len(X.depth) > s else 0
+            rets = tuple(prog.code_address(int(X.ret_stack[depth - 1 - k, s])) for k in range(depth))
+            exc = CUDBGException.CUDBG_EXCEPTION_NONE
+            if exc_here and rep.lane == ln and rep.hang is None:
+                exc = rep.kind
+            lanes.append(LaneView(ln, X.thread_idx_of(s), prog.code_address(p), p == low,
+                                  prog.function_list[f].name, exc, depth, rets,
+                                  bool(X.sched[s] == PARKED), bool(held[s]) if held is not None else False,
+                                  int(X.sp[s]) if len(X.sp) > s else 0))
+            valid |= 1 << ln
+            if p == low:
+                active |= 1 << ln
+        lanes.sort(key=lambda lv: lv.ln)
+        fn = next(lv.function for lv in lanes if lv.active)
+        out.append(WarpView(port.dev, sm, wp, X.grid_id, tuple(L.block_ids[int(L.block_of[s0])]), valid, active,
+                            (sm, wp) in port.broken, prog.code_address(low), fn, tuple(lanes),
+                            rep.pc if exc_here and rep.hang is None else None,
+                            at_barrier=all(lv.at_barrier for lv in lanes if lv.active)))
+    return out
+
+
+def _function_registers(X: Any, s: int, pcs: np.ndarray | None = None) -> tuple[str, list[int]]:
+    prog = X.program
+    pc = int(pcs[s]) if pcs is not None else int(X.sched[s])
+    f = prog.function_list[int(prog.function_of_pc[min(max(pc, 0), max(len(prog.code) - 1, 0))])]
+    return f.name, [k for k in prog.registers_of(f.name) if len(X.regs[k])]
+
+
+def registers(port: Any, X: Any, sm: int, wp: int, ln: int) -> list[RegisterValue]:
+    s = slot_of(X, sm, wp, ln)
+    _f, ks = _function_registers(X, s, slot_pcs(port, X))
+    prog = X.program
+    return [RegisterValue(prog.reg_names[k][1], X.regs[k].dtype.name, X.regs[k][s]) for k in ks]
+
+
+def write_register(port: Any, X: Any, sm: int, wp: int, ln: int, name: str, value: Any) -> None:
+    s = slot_of(X, sm, wp, ln)
+    fname, ks = _function_registers(X, s, slot_pcs(port, X))
+    want = name if name.startswith("%") else "%" + name
+    prog = X.program
+    for k in ks:
+        if prog.reg_names[k][1] == want:
+            arr = X.regs[k]
+            v = np.asarray(value)
+            if v.dtype != arr.dtype and v.dtype.itemsize == arr.dtype.itemsize and v.dtype.kind in "uif" \
+                    and arr.dtype.kind in "uif" and v.dtype.kind != arr.dtype.kind and isinstance(value, np.generic):
+                v = v.view(arr.dtype)      # raw bits of the same width
+            arr[s] = v.astype(arr.dtype)
+            port.generation += 1
+            return
+    raise BackendError("INVALID_REGISTER", f"{fname} has no register {want}")
+
+
+def read_memory(port: Any, X: Any, gpu: Any, space: MemorySpace, address: int, size: int,
+                sm: int | None, wp: int | None, ln: int | None) -> bytes:
+    return bytes(_access(port, X, gpu, space, address, size, sm, wp, ln, None))
+
+
+def write_memory(port: Any, X: Any, gpu: Any, space: MemorySpace, address: int, data: bytes,
+                 sm: int | None, wp: int | None, ln: int | None) -> None:
+    _access(port, X, gpu, space, address, len(data), sm, wp, ln, bytes(data))
+    port.generation += 1
+
+
+def _need_lane(X: Any, space: MemorySpace, sm, wp, ln) -> int:
+    if X is None:
+        raise BackendError("INVALID_CONTEXT", f"no kernel is running: {space.value} memory has no owner")
+    if sm is None or wp is None:
+        raise BackendError("INVALID_WARP", f"{space.value} memory needs a warp (sm, wp)")
+    if ln is None:
+        for lane in range(32):
+            try:
+                return slot_of(X, sm, wp, lane)
+            except BackendError:
+                continue
+        raise BackendError("INVALID_WARP", f"warp {wp} on SM {sm} has no live lane")
+    return slot_of(X, sm, wp, ln)
+
+
+def _access(port, X, gpu, space: MemorySpace, address: int, size: int, sm, wp, ln, data: bytes | None):
+    from gpudbg.sim.memory import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
+    if size < 0 or address < 0:
+        raise BackendError("INVALID_ARGS", f"bad address 0x{address:x} or size {size}")
+    try:
+        if space is MemorySpace.GENERIC and X is not None and sm is not None:
+            if SHARED_WINDOW_BASE <= address < SHARED_WINDOW_BASE + WINDOW_SIZE:
+                space, address = MemorySpace.SHARED, address - SHARED_WINDOW_BASE
+            elif LOCAL_WINDOW_BASE <= address < LOCAL_WINDOW_BASE + WINDOW_SIZE:
+                space, address = MemorySpace.LOCAL, address - LOCAL_WINDOW_BASE
+            else:
+                space = MemorySpace.GLOBAL
+        if space in (MemorySpace.GLOBAL, MemorySpace.CONST, MemorySpace.CODE, MemorySpace.GENERIC):
+            if data is None:
+                return gpu.memory.read(address, size)
+            gpu.memory.write(address, np.frombuffer(data, np.uint8))
+            return b""
+        if space is MemorySpace.PARAM:
+            if X is None:
+                raise BackendError("INVALID_CONTEXT", "no kernel is running: no parameter memory")
+            if address + size > len(X.kparams):
+                raise BackendError("MEMORY_MAPPING_FAILED",
+                                   f"param offset 0x{address:x}+{size} is past the {len(X.kparams)}-byte "
+                                   f"parameter buffer of {X.function.name}")
+            if data is None:
+                return X.kparams[address:address + size]
+            raise BackendError("NOT_SUPPORTED", "kernel parameters are read-only while the kernel runs")
+        s = _need_lane(X, space, sm, wp, ln)
+        if space is MemorySpace.SHARED:
+            seg = int(X.layout.block_of[s])
+            mem = X.smem
+        else:
+            seg, mem = s, X.lmem
+        if data is None:
+            return mem.read(seg, address, size)
+        mem.write(seg, address, np.frombuffer(data, np.uint8))
+        return b""
+    except BackendError:
+        raise
+    except Exception as e:     # AccessFault and friends: the simulator's own message
+        msg = getattr(e, "message", None) or str(e)
+        raise BackendError("MEMORY_MAPPING_FAILED",
+                           f"Cannot access {space.value} memory at address 0x{address:x}: {msg}") from None
