@@ -1,0 +1,90 @@
+"""Source-level stepping (gdb's step, next and finish) of one warp, built
+from warp single-steps and the line table.
+
+The one idea: a source step is a loop of instruction steps of the warp
+with a stop rule over (line, call depth) of its active lanes: `next` stops
+at the first statement start of a different line at the same or a lower
+call depth (calls made on the way run through), `step` also stops at the
+first line inside a called function, and `finish` stops when the depth
+drops below where it started. Barriers need nothing special: a warp step
+over bar.sync already lets the rest of the block reach it.
+
+It deliberately stops, rather than loops forever, when the warp exits, the
+device stops at an exception, or a step budget runs out.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from gpudbg.debug.backend import BackendError
+
+MAX_STEPS = 1 << 20
+
+
+def _where(session: Any, dev: int, sm: int, wp: int):
+    """(program, pc index, call depth) of the warp's active lanes, or None
+    once the warp is gone."""
+    try:
+        w = session.backend.warps(dev)
+    except BackendError:
+        return None
+    w = next((x for x in w if x.sm == sm and x.wp == wp), None)
+    if w is None:
+        return None
+    lane = next(lv for lv in w.lanes if lv.active)
+    prog = session.program_at(dev, w.pc)
+    return prog, (prog.pc_of_address(w.pc) if prog is not None else None), lane.call_depth
+
+
+def _line(session: Any, prog: Any, pc: int):
+    if prog is None or pc is None:
+        return None
+    return session.debug_info(prog).lines.at(pc)
+
+
+def _stopped_at_exception(session: Any, dev: int) -> bool:
+    reason = getattr(session.backend, "stop_reason", lambda d: None)(dev)
+    return reason == "EXCEPTION"
+
+
+def step_line(session: Any, dev: int, sm: int, wp: int, over_calls: bool) -> None:
+    start = _where(session, dev, sm, wp)
+    if start is None:
+        return
+    prog, pc, depth0 = start
+    e0 = _line(session, prog, pc)
+    origin = (e0.file, e0.line) if e0 is not None else None
+    for _ in range(MAX_STEPS):
+        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
+            return
+        now = _where(session, dev, sm, wp)
+        if now is None:
+            return
+        prog, pc, depth = now
+        if depth > depth0 and over_calls:
+            continue
+        e = _line(session, prog, pc)
+        if e is None:
+            if origin is None:
+                return      # no line info at all: one instruction is the step
+            continue
+        lines = session.debug_info(prog).lines
+        if depth < depth0:
+            return          # returned into the caller
+        if (e.file, e.line) != origin and lines.is_stmt(pc):
+            return
+
+
+def finish(session: Any, dev: int, sm: int, wp: int) -> None:
+    start = _where(session, dev, sm, wp)
+    if start is None:
+        return
+    depth0 = start[2]
+    if depth0 == 0:
+        raise BackendError("INVALID_ARGS", '"finish" not meaningful in the outermost frame.')
+    for _ in range(MAX_STEPS):
+        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
+            return
+        now = _where(session, dev, sm, wp)
+        if now is None or now[2] < depth0:
+            return

@@ -1,0 +1,1 @@
+from session_harness import session  # noqa: F401  (the fixture)
