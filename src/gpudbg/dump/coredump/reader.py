@@ -9,6 +9,7 @@ parents-first by type order, blobs (registers, memory, cubins) afterwards.
 Unknown section types are skipped with a note in `CoreDump.notes`, never an
 error; structural damage (a child pointing at a missing row) raises
 CoredumpError naming the section. Global memory is per dump, not per device.
+Our note (JSON) also carries each module's PTX and sources (`module_ptx`).
 """
 from __future__ import annotations
 
@@ -56,6 +57,22 @@ class CoreDump:
         """Our register map (see snapshot.py) for a function, [] if unknown."""
         regs = self.note.get("registers", {}).get(str(module_handle), {})
         return [tuple(r) for r in regs.get(function, [])]
+
+    def module_entry(self, module_handle: int) -> dict:
+        """Our note's record of a module (embedded.py): name, symbols,
+        fingerprint and, when it was available at dump time, its PTX."""
+        entry = self.note.get("modules", {}).get(str(module_handle))
+        return entry if isinstance(entry, dict) else {}
+
+    def module_ptx(self, module_handle: int) -> str | None:
+        """The PTX text the module was loaded from, if the core carries it."""
+        text = self.module_entry(module_handle).get("ptx")
+        return text if isinstance(text, str) else None
+
+    def module_sources(self, module_handle: int) -> dict[str, str]:
+        """Source file name -> text, for the files the module's line table names."""
+        src = self.module_entry(module_handle).get("sources")
+        return {str(k): v for k, v in src.items() if isinstance(v, str)} if isinstance(src, dict) else {}
 
 
 # Parents before children; blob sections come after every table.
@@ -197,9 +214,14 @@ class _Reader:
             return
         if t is T.GPUDBG_NOTE:
             try:
-                self.core.note = json.loads(sec.data.decode())
+                note = json.loads(sec.data.decode())
             except (UnicodeDecodeError, json.JSONDecodeError) as e:
                 self.core.notes.append(f"gpudbg note section {sec.index} is not valid JSON ({e}); ignored")
+                return
+            if isinstance(note, dict):
+                self.core.note = note
+            else:
+                self.core.notes.append(f"gpudbg note section {sec.index} is JSON but not an object; ignored")
             return
         p = self.parent(sec)
         if t in (T.DEV_REGS, T.DEV_PRED, T.DEV_UREGS, T.DEV_UPRED, T.CBU_BAR):

@@ -12,7 +12,9 @@ registers of the function a lane is executing, in declaration order, take
 consecutive R numbers; a 64-bit register takes two (low word first), 8/16/
 32-bit ones one (zero-extended bits, floats bit-cast); predicates take
 consecutive predicate rows P0, P1, ... Registers past R254 get no R number.
-The map is stored in our note section so our reader names registers again.
+The map is stored in our note section so our reader names registers again;
+the note also carries each module's PTX text (embedded.py), the kernel
+name, and which lanes wait at a barrier (their pc is the bar instruction).
 Exceptions are written with the warp-level code cuda-gdb 11.8 accepts
 (`WARP_EXCEPTION_CODE`); the simulator's lane-level original goes to the
 note. Not captured: other grids than the faulting one, other GPUs.
@@ -255,7 +257,9 @@ def _words(values: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------- capture
 def _current_pcs(X, report: FaultReport | None) -> np.ndarray:
     sched = X.sched
-    pcs = np.where(sched == PARKED, X.park_pc[:len(sched)], sched).astype(np.int64)
+    # a thread parked at a barrier resumes at park_pc; it *is* at the bar
+    # instruction (cuda-gdb shows a waiting warp's pc there)
+    pcs = np.where(sched == PARKED, X.park_pc[:len(sched)] - 1, sched).astype(np.int64)
     if report is not None and report.hang is None:
         fault_pc = X.program.pc_of_address(report.pc)
         if fault_pc is not None:
@@ -420,11 +424,24 @@ def snapshot_from_wave(X, report: FaultReport | None = None,
     grid = GridInfo(X.grid_id, ctx_id, entry, entry, prog.code_base, tuple(X.grid_dim),
                     tuple(X.block_dim), nregs, X.kparams,
                     host_tid=tid, const_banks=banks)
+    parked = {}
+    for s in live[X.sched[live] == PARKED].tolist():
+        key = f"{int(L.sm[s])}/{int(L.warp[s])}"
+        parked[key] = parked.get(key, 0) | (1 << int(L.lane[s]))
+    from gpudbg.dump.coredump.embedded import module_note
+    handles = {i.handle for i in ctx.modules}
+    loaded_modules = [m for m in _modules(gpu) if m.program.code_base in handles]
+    if not any(m is X.function.module for m in loaded_modules):
+        loaded_modules.append(X.function.module)
     note = {
         "generator": "gpudbg",
         "registers": {str(prog.code_base): {f: [list(m) for m in mp] for f, mp in maps.items()}},
         "fault": _fault_note(report, code_written),
         "flags": int(flags),
+        "grids": {str(X.grid_id): {"kernel": X.function.name, "dynamic_shared": int(X.dynamic_shared)}},
+        "at_barrier": parked,
+        "device": {"global_memory": int(model.global_memory)},
+        "modules": {str(m.program.code_base): module_note(m) for m in loaded_modules},
     }
     snap = DeviceSnapshot(
         dev_id=int(getattr(gpu, "ordinal", 0)), name=model.name, dev_type="gpudbg-sim",
