@@ -15,3 +15,13 @@ definition of each code and layout:
 
 Execution control is deliberately absent: that is Session's job.
 """
+
+from gpudbg.debug.cudbg.errors import cudbgGetErrorString  # noqa: E402
+from gpudbg.debug.cudbg.facade import (  # noqa: E402
+    CUDBG_API_VERSION_MAJOR,
+    CUDBG_API_VERSION_MINOR,
+    CUDBG_API_VERSION_REVISION,
+    CUDBGAPI,
+    cudbgGetAPI,
+    cudbgGetAPIVersion,
+)
