@@ -27,6 +27,22 @@ def _record(code: mcError_t, message: str) -> None:
     _tls.message = message
 
 
+# Observers of failing calls (a debugger's `set cuda api_failures`), called
+# on the calling thread with (function name, code, message) after the
+# thread's last error is recorded; mcErrorNotReady is not a failure.
+_error_hooks: list[Callable[[str, mcError_t, str], None]] = []
+
+
+def add_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
+    if hook not in _error_hooks:
+        _error_hooks.append(hook)
+
+
+def remove_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
+    if hook in _error_hooks:
+        _error_hooks.remove(hook)
+
+
 def _api(outputs: int) -> Callable:
     """Turn a function that returns outputs or raises DriverError into one
     returning (err, *outputs) and keeping the thread's last error."""
@@ -38,6 +54,8 @@ def _api(outputs: int) -> Callable:
             except DriverError as e:
                 if e.code is not mcError_t.mcErrorNotReady:   # "not ready" is not a failure
                     _record(e.code, e.message)
+                    for hook in tuple(_error_hooks):
+                        hook(fn.__name__, e.code, e.message)
                 return (e.code,) + (None,) * outputs
             if outputs == 0:
                 return (_S,)
