@@ -18,6 +18,9 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": ("gpudbg.cli.check", "run a host program and report every kernel fault, "
                                   "compute-sanitizer style; exit 1 on any"),
     "dump": ("gpudbg.cli.dump", "read GPU devcoredumps (drm/msm format): `dump show FILE`"),
+    "debug": ("gpudbg.cli.debug", "debug a host program's kernels, cuda-gdb style: "
+                                  "`debug [--batch] [-ex CMD]... PROGRAM.py [args]`"),
+    "core": ("gpudbg.cli.core", "open a GPU coredump in the debugger: `core FILE`"),
 }
 
 
