@@ -104,11 +104,8 @@ def resolve_one(bp: Breakpoint, programs: list[Any], lines_of: Callable[[Any], A
             if prog.pc_of_address(bp.address) is not None:
                 out.add(bp.address)
         elif bp.kind == "kernel":
-            info = prog.functions.get(bp.kernel)
-            if info is None or info.builtin is not None or info.end_pc <= info.entry_pc:
-                continue
-            pc = lines_of(prog).function_body_pc(bp.kernel)
-            out.add(prog.code_address(pc))
+            for fname in functions_named(prog, bp.kernel):
+                out.add(prog.code_address(lines_of(prog).function_body_pc(fname)))
         else:
             try:
                 line, pcs = lines_of(prog).resolve_breakpoint(bp.file, bp.line)
@@ -121,6 +118,19 @@ def resolve_one(bp: Breakpoint, programs: list[Any], lines_of: Callable[[Any], A
                 first[f] = min(first.get(f, p), p)
             out |= {prog.code_address(p) for p in first.values()}
     return out
+
+
+def functions_named(prog: Any, name: str) -> list[str]:
+    """The functions of a program that `break name` means: the PTX name
+    itself, else every C++ function whose Itanium-mangled name is `name`
+    with any parameter list (`helper` -> `_Z6helperi`, `_Z6helperf`)."""
+    def has_code(f: str) -> bool:
+        info = prog.functions[f]
+        return info.builtin is None and info.end_pc > info.entry_pc
+    if name in prog.functions:
+        return [name] if has_code(name) else []
+    prefix = f"_Z{len(name)}{name}"
+    return [f for f in prog.functions if f.startswith(prefix) and has_code(f)]
 
 
 def matching_lanes(bps: list[Breakpoint], lanes: LaneCoords) -> tuple[np.ndarray, list[Breakpoint]]:

@@ -385,6 +385,12 @@ class Session:
             raise DebugError("INVALID_SM", f"SM {sm} does not exist (device {dev} has {props.num_sms})")
         if not 0 <= wp < props.num_warps:
             raise DebugError("INVALID_WARP", f"warp {wp} does not exist (SMs have {props.num_warps} warp slots)")
+        one = getattr(self.backend, "warp", None)
+        if one is not None:
+            w = one(dev, sm, wp)
+            if w is not None:
+                return w
+            raise DebugError("INVALID_WARP", f"warp {wp} on SM {sm} of device {dev} is not valid")
         for w in self.backend.warps(dev):
             if w.sm == sm and w.wp == wp:
                 return w

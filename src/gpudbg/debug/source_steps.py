@@ -24,12 +24,10 @@ MAX_STEPS = 1 << 20
 def _where(session: Any, dev: int, sm: int, wp: int):
     """(program, pc index, call depth) of the warp's active lanes, or None
     once the warp is gone."""
+    from gpudbg.debug.session import DebugError
     try:
-        w = session.backend.warps(dev)
-    except BackendError:
-        return None
-    w = next((x for x in w if x.sm == sm and x.wp == wp), None)
-    if w is None:
+        w = session.warp(dev, sm, wp)
+    except (BackendError, DebugError):
         return None
     lane = next(lv for lv in w.lanes if lv.active)
     prog = session.program_at(dev, w.pc)

@@ -113,6 +113,18 @@ class SimBackend:
         p._warp_cache = (p.generation, X, views)
         return views
 
+    def warp(self, dev: int, sm: int, wp: int) -> WarpView | None:
+        """One warp's view (None when it has no live lane), without
+        building the views of the whole wave."""
+        p, X = self._wave(dev)
+        if X is None:
+            return None
+        cache = getattr(p, "_warp_cache", None)
+        if cache is not None and cache[0] == p.generation and cache[1] is X:
+            return next((w for w in cache[2] if w.sm == sm and w.wp == wp), None)
+        views = debug_views.warp_views(p, X, (sm, wp))
+        return views[0] if views else None
+
     def programs(self, dev: int) -> list[Any]:
         d = self._device(dev)
         if not d.gpu_started:

@@ -60,9 +60,14 @@ def slot_of(X: Any, sm: int, wp: int, ln: int) -> int:
     return s
 
 
-def warp_views(port: Any, X: Any) -> list[WarpView]:
+def warp_views(port: Any, X: Any, only: tuple[int, int] | None = None) -> list[WarpView]:
+    """Views of every warp with live lanes, or of the one warp `only`
+    names as (sm, wp), which costs one warp, not the wave."""
     L, prog = X.layout, X.program
-    live = np.flatnonzero(L.valid & (X.sched < EXITED))
+    sel = L.valid & (X.sched < EXITED)
+    if only is not None:
+        sel = sel & (L.sm == only[0]) & (L.warp == only[1])
+    live = np.flatnonzero(sel)
     if not len(live):
         return []
     pcs = slot_pcs(port, X)
