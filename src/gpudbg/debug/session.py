@@ -93,6 +93,10 @@ class Session:
         backend.attach()
         s = cls(backend)
         s._resolve()
+        for dev in range(backend.device_count()):     # what was loaded before the attach
+            for prog in backend.programs(dev):
+                s.events.emit(EventKind.ELF_IMAGE_LOADED, wait_ack=False, dev=dev, program=prog,
+                              module_name=prog.module.filename)
         s.events.emit(EventKind.ATTACH_COMPLETE)
         return s
 
@@ -137,6 +141,10 @@ class Session:
 
     def set_ack_required(self, kinds: Iterable[EventKind]) -> None:
         self.events.ack_required = set(kinds)
+
+    @property
+    def ack_required(self) -> frozenset[EventKind]:
+        return frozenset(self.events.ack_required)
 
     def set_launch_notify(self, mode: LaunchNotify) -> None:
         self.launch_notify = LaunchNotify(mode)

@@ -99,6 +99,8 @@ class Module:
             raise DriverError(mcError_t.mcErrorNotFound, f"{self!r} is already unloaded")
         if sync:
             ctx.wait_idle_quietly()   # kernels of this module may still be queued
+        if debug_port.attached() is not None:   # "about to be unloaded": its code is still there
+            debug_port.notify("module_unloaded", ctx.gpu, self.loaded.program, self.name)
         for f in self.functions.values():
             ctx.gpu.unregister_function(f.kernel)
         with ctx.gpu.cv:
@@ -106,8 +108,6 @@ class Module:
         self.unloaded = True
         if self in ctx.modules:
             ctx.modules.remove(self)
-        if debug_port.attached() is not None:
-            debug_port.notify("module_unloaded", ctx.gpu, self.loaded.program, self.name)
 
 
 # ------------------------------------------------------------------ function attributes

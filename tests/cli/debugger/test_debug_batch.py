@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
-from conftest import EXAMPLES
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def switched(out: str, text: str) -> bool:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from conftest import ROOT
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_piped_commands_and_quit_while_stopped():

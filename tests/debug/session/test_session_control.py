@@ -139,3 +139,22 @@ def test_control_needs_a_stopped_device(session):
         session.single_step_warp(0, 0, 0, 1)
     assert e.value.code == "RUNNING"
     h.join()
+
+
+def test_attach_reports_modules_loaded_before_it():
+    from gpudbg.debug.session import Session
+    from gpudbg.driver.engine import reset_engine
+    reset_engine()
+    gpudbg.compile(SPIN, name="early.cu")
+    s = Session.attach()
+    try:
+        kinds = []
+        while (ev := s.next_event()) is not None:
+            kinds.append((ev.kind, ev.module_name))
+        assert (EventKind.ELF_IMAGE_LOADED, "early.ptx") in kinds or \
+            any(k is EventKind.ELF_IMAGE_LOADED and "early" in (n or "") for k, n in kinds)
+        assert kinds[-1][0] is EventKind.ATTACH_COMPLETE
+        assert s.ack_required == frozenset()
+    finally:
+        s.detach()
+        reset_engine()
