@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
 
 
-def _exit_status(code: Any) -> int:
+def exit_status(code: Any) -> int:
     """What the interpreter would exit with for SystemExit(code)."""
     if code is None:
         return 0
@@ -41,10 +41,11 @@ def _exit_status(code: Any) -> int:
     return 1
 
 
-def _print_traceback(exc: BaseException) -> None:
-    """The traceback without the frames of runpy and of this module."""
+def print_traceback(exc: BaseException, runner: str = __name__) -> None:
+    """The traceback without the frames of runpy and of the module that
+    ran the program (`runner`)."""
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_globals.get("__name__") in ("runpy", __name__):
+    while tb is not None and tb.tb_frame.f_globals.get("__name__") in ("runpy", runner):
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
 
@@ -168,17 +169,17 @@ def run_host(program: str, args: list[str], on_fault: Callable[[DeviceFault], No
     try:
         runpy.run_path(program, run_name="__main__")
     except SystemExit as e:
-        run.status = _exit_status(e.code)
+        run.status = exit_status(e.code)
     except KernelFaultError as e:
         fault = DeviceFault(e.report, str(e), FaultOrigin.RAISED, _device_of(e.report))
         run.faults.append(fault)
         on_fault(fault)
         run.status = FAULT_EXIT
     except KeyboardInterrupt as e:
-        _print_traceback(e)
+        print_traceback(e)
         run.status = 130
     except BaseException as e:  # the program's own error, shown as Python would
-        _print_traceback(e)
+        print_traceback(e)
         run.error = e
         run.status = 1
     finally:

@@ -161,7 +161,7 @@ class DevicePort:
 
     # ------------------------------------------------------------ the debugged loop
     def run_wave(self, X: Any) -> None:
-        from gpudbg.sim.executor import execute_step
+        from gpudbg.sim.executor import execute_step, next_group
         from gpudbg.sim.spin import SpinBackoff
         code = X.program.code
         spin = SpinBackoff(X)
@@ -178,11 +178,8 @@ class DevicePort:
                 sched = X.sched
                 held = self.held
                 view = np.where(held, PARKED, sched) if held.any() else sched
-                picked = spin.pick(view)
-                m = picked[0] if picked is not None else int(view.min())
-                if picked is not None:
-                    idx = picked[1]
-                elif m >= PARKED:
+                m, idx = next_group(view, spin, whole=view is sched)
+                if m >= PARKED:
                     if m >= EXITED:
                         return
                     if X.release_barriers(final=True):
@@ -193,12 +190,6 @@ class DevicePort:
                     fault = KernelFault(X.deadlock_report())
                     fault.wave = X
                     raise fault
-                elif view is sched and int(sched.max()) == m:
-                    idx = None
-                    spin.observe(m, idx)
-                else:
-                    idx = np.flatnonzero(view == m)
-                    spin.observe(m, idx)
                 leader, bp_pcs = self.leaders(X.program)
                 if m in bp_pcs and self._breakpoint(X, m, idx):
                     continue

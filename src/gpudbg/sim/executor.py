@@ -134,17 +134,28 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
     X.count_work(nsel, executed)
 
 
+def next_group(view: np.ndarray, spin: SpinBackoff, whole: bool = True):
+    """The lowest-pending-pc rule: (pc, slots) of the next step over the
+    scheduling pcs `view`; slots None is the whole wave (when `whole`
+    allows it). A pc >= PARKED means nothing is runnable."""
+    picked = spin.pick(view)
+    if picked is not None:
+        return picked
+    m = int(view.min())
+    if m >= PARKED:
+        return m, None
+    idx = None if whole and int(view.max()) == m else np.flatnonzero(view == m)
+    spin.observe(m, idx)
+    return m, idx
+
+
 def run_wave(X: WaveExecution) -> None:
     code = X.program.code
     leader = X.program.leader
     spin = SpinBackoff(X)   # blocks spinning on other blocks must not starve them
     while True:
-        sched = X.sched
-        picked = spin.pick(sched)
-        m = picked[0] if picked is not None else sched.min()
-        if picked is not None:
-            idx = picked[1]
-        elif m >= PARKED:
+        m, idx = next_group(X.sched, spin)
+        if m >= PARKED:
             if m >= EXITED:
                 return
             if X.release_barriers(final=True):
@@ -152,12 +163,6 @@ def run_wave(X: WaveExecution) -> None:
             fault = KernelFault(X.deadlock_report())
             fault.wave = X  # for coredumps, taken before the next launch reuses X's arrays
             raise fault
-        elif sched.max() == m:
-            idx = None
-            spin.observe(int(m), idx)
-        else:
-            idx = np.flatnonzero(sched == m)
-            spin.observe(int(m), idx)
         execute_step(X, code, leader, int(m), idx)
         if X.thread_instructions > X.budget:
             fault = KernelFault(X.budget_report(int(m)))

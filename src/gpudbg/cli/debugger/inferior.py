@@ -18,8 +18,9 @@ import os
 import runpy
 import sys
 import threading
-import traceback
 from dataclasses import dataclass
+
+from gpudbg.cli.run import exit_status, print_traceback
 
 
 @dataclass
@@ -72,10 +73,10 @@ class Inferior:
         try:
             runpy.run_path(self.program, run_name="__main__")
         except SystemExit as e:
-            status = _exit_status(e.code)
+            status = exit_status(e.code)
         except BaseException as e:  # the program's own error (or a kernel fault), shown as Python would
             if not self.killed:
-                _print_traceback(e)
+                print_traceback(e, __name__)
             status, error = 1, e
         finally:
             sys.argv, sys.path[:] = saved_argv, saved_path
@@ -97,19 +98,3 @@ class Inferior:
             return f"[Inferior {self.number} (process {self.pid}) exited normally]"
         return f"[Inferior {self.number} (process {self.pid}) exited with code {ex.status:02o}]"
 
-
-def _exit_status(code) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    print(code, file=sys.stderr)
-    return 1
-
-
-def _print_traceback(exc: BaseException) -> None:
-    """The traceback without the frames of runpy and of this module."""
-    tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_globals.get("__name__") in ("runpy", __name__):
-        tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb, file=sys.stderr)

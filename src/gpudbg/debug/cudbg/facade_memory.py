@@ -32,22 +32,12 @@ A = CUDBGAdjAddrAction
 def module_image(session: Any, dev: int, program: Any, relocated: bool) -> bytes:
     """The relocated (functions at their code addresses) or non-relocated (at their
     offsets in the module) cubin of a loaded Program."""
-    from gpudbg.dump.coredump.cubin import CodeFunction, build_cubin
+    from gpudbg.dump.coredump.cubin import build_cubin, program_functions
     props = session.device(dev)
     step = props.instruction_size
     code = session.read_memory(dev, MemorySpace.CODE, program.code_base, step * len(program.code)) \
         if program.code else b""
-    funcs = []
-    for info in program.function_list:
-        if info.builtin is not None or info.end_pc <= info.entry_pc:
-            continue
-        lines = []
-        for c in program.code[info.entry_pc:info.end_pc]:
-            li = c.inst.line_info
-            lines.append((li.file_index, li.line) if li is not None else None)
-        body = code[step * info.entry_pc:step * info.end_pc]
-        address = program.code_address(info.entry_pc) if relocated else step * info.entry_pc
-        funcs.append(CodeFunction(info.name, address, body, tuple(lines)))
+    funcs = program_functions(program, code, relocated, step)
     if not funcs:
         raise CudbgError(R.CUDBG_ERROR_INVALID_MODULE, f"module at 0x{program.code_base:x} has no code")
     files = dict(program.module.files) or None

@@ -65,6 +65,24 @@ class CodeFunction:
     lines: tuple[tuple[int, int] | None, ...] = ()
 
 
+def program_functions(program, code: bytes, relocated: bool, step: int = 16) -> list[CodeFunction]:
+    """The functions of a loaded Program with code, cut from its code
+    image `code`: at their code addresses (relocated) or at their offsets
+    in the module, each with its per-instruction source lines."""
+    out = []
+    for info in program.function_list:
+        if info.builtin is not None or info.end_pc <= info.entry_pc:
+            continue
+        lines = []
+        for c in program.code[info.entry_pc:info.end_pc]:
+            li = c.inst.line_info
+            lines.append((li.file_index, li.line) if li is not None else None)
+        body = code[step * info.entry_pc:step * info.end_pc]
+        address = program.code_address(info.entry_pc) if relocated else step * info.entry_pc
+        out.append(CodeFunction(info.name, address, body, tuple(lines)))
+    return out
+
+
 @dataclass
 class CubinInfo:
     """What a reader needs from a cubin: function ranges and the line table."""

@@ -279,27 +279,17 @@ def _modules(gpu) -> list:
 
 
 def _module_image(gpu, loaded, sm: int, flags: int):
-    from gpudbg.dump.coredump.cubin import CodeFunction, build_cubin
+    from gpudbg.dump.coredump.cubin import build_cubin, program_functions
     prog = loaded.program
     code = bytes(gpu.memory.read(prog.code_base, 16 * len(prog.code))) if prog.code else b""
-    funcs, rel = [], []
-    for info in prog.function_list:
-        if info.builtin is not None or info.end_pc <= info.entry_pc:
-            continue
-        lines = []
-        for c in prog.code[info.entry_pc:info.end_pc]:
-            li = c.inst.line_info
-            lines.append((li.file_index, li.line) if li is not None else None)
-        body = code[16 * info.entry_pc:16 * info.end_pc]
-        funcs.append(CodeFunction(info.name, prog.code_address(info.entry_pc), body, tuple(lines)))
-        rel.append(CodeFunction(info.name, 16 * info.entry_pc, body, tuple(lines)))
+    funcs = program_functions(prog, code, relocated=True)
     if not funcs:
         return None
     files = dict(prog.module.files) or None
     name = prog.module.filename or "module"
     img = ModuleImage(prog.code_base, name, build_cubin(funcs, sm, files, name))
     if not flags & CUDBG_COREDUMP_SKIP_NONRELOCATED_ELF_IMAGES:
-        img.nonrelocated = build_cubin(rel, sm, files, name)
+        img.nonrelocated = build_cubin(program_functions(prog, code, relocated=False), sm, files, name)
     return img
 
 
