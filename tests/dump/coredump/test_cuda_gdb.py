@@ -70,7 +70,7 @@ def _oob_source() -> str:
     return text.split('SOURCE = r"""', 1)[1].split('"""', 1)[0]
 
 
-def test_cuda_gdb_opens_our_core(cuda_gdb, tmp_path, monkeypatch):
+def test_cuda_gdb_opens_our_core(cuda_gdb, tmp_path, monkeypatch, capsys):
     import gpudbg
     import gpudbg.dump.coredump as coredump
     from gpudbg.dump.coredump.snapshot import register_map
@@ -140,3 +140,27 @@ def test_cuda_gdb_opens_our_core(cuda_gdb, tmp_path, monkeypatch):
     assert any(int(np.asarray(v)) == 999 for k, v in seen["regs"].items() if k.startswith("%r"))
     want_mem = r"\s+".join(f"0x{w:08x}" for w in values[-4:].view(np.uint32))
     assert re.search(f"^0x{tail:x}:\\s+{want_mem}\\s*$", out, re.M)
+
+    # `gpudbg core` on the same file shows the same facts
+    from gpudbg.cli.main import main as gpudbg_main
+    ours_cmds = ["info cuda kernels", "info cuda lanes", "p $pc", "p $errorpc", "p blockIdx", "p threadIdx",
+                 "p blockDim", "p gridDim"] + [f"p/x ${name[1:]}" for name, _ in words] + \
+                [f"x/4wx (@global int*)0x{tail:x}"]
+    capsys.readouterr()
+    gpudbg_main(["core", "--batch", *[a for c in ours_cmds for a in ("-ex", c)], str(core)])
+    ours = capsys.readouterr().out
+    print(ours)
+    assert (f"[Current focus set to CUDA kernel 0, grid {r.grid_id}, block ({bx},{by},{bz}), "
+            f"thread ({tx},{ty},{tz}), device 0, sm {r.sm}, warp {r.warp}, lane {r.lane}]") in ours
+    assert "CUDA Exception: Lane Illegal Address" in ours
+    assert f"The exception was triggered at PC 0x{r.pc:x} (oob.cu:{r.source_line})" in ours
+    assert re.search(rf"^\*\s+{r.lane}\s+active\s+0x0*{r.pc & 0xfff:x}\s+\({tx},{ty},{tz}\)\s+LANE_ILLEGAL_ADDRESS",
+                     ours, re.M)
+    mine = dict(re.findall(r"^\$(\d+) = (.*)$", ours, re.M))
+    assert mine["1"].endswith(f"0x{r.pc:x}") and mine["2"].endswith(f"0x{r.pc:x}")
+    for k in ("3", "4", "5", "6"):
+        assert mine[k] == results[k]
+    for i, (name, _first) in enumerate(words):
+        assert mine[str(7 + i)] == results[str(8 + i)], name
+    assert re.search(f"^0x{tail:x}:\\s+{want_mem}\\s*$", ours, re.M)
+
