@@ -214,7 +214,11 @@ class Session:
                          lanes=tuple(tuple(x) for x in info.get("lanes", ())), report=info.get("report"))
 
     def internal_error(self, dev: int, message: str) -> None:
-        self.events.emit(EventKind.INTERNAL_ERROR, dev=dev, message=message)
+        self.events.emit(EventKind.INTERNAL_ERROR, wait_ack=False, dev=dev, message=message)
+
+    def timeout(self, dev: int, message: str) -> None:
+        """The driver's hang detection gave up on a fence (GPUDBG_HANG_TIMEOUT)."""
+        self.events.emit(EventKind.TIMEOUT, wait_ack=False, dev=dev, message=message)
 
     @staticmethod
     def _safe(fn, *args):

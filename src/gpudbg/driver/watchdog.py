@@ -173,6 +173,8 @@ def declare_hang(entries: Entries, waited_s: float) -> bool:
     elif dump_error is not None:
         parts.append(f"devcoredump failed: {dump_error}")
     error = ChannelError(mcError_t.mcErrorLaunchTimeout, "; ".join(parts))
+    from gpudbg.sim import debug_port
+    debug_port.notify("timeout", gpu, error.message)
     for group in dict.fromkeys(ch.group for ch in hung):
         gpu.frontend.fault_group(group, error)
     return True

@@ -32,6 +32,7 @@ from gpudbg.driver.fence import ChannelError
 from gpudbg.runtime.errors import mcError_t
 from gpudbg.sim import launch_limits, timing
 from gpudbg.sim import copy_engine
+from gpudbg.sim import debug_port
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import CUDBGException, FaultReport, KernelFault
 from gpudbg.sim.memory.spaces import AccessFault
@@ -266,8 +267,6 @@ class Frontend:
                 launch_limits.program(channel, launch_limits.LaunchLimits(
                     cmd.stack_size, cmd.printf_fifo_size, cmd.malloc_heap_size))
             return None
-        except LaunchAborted as e:
-            return ChannelError(mcError_t.mcErrorLaunchFailure, f"{cmd.opcode.name} on {channel.name}: {e}")
         except AccessFault as f:
             return ChannelError(mcError_t.mcErrorIllegalAddress,
                                 f"{cmd.opcode.name} on {channel.name}: {f.message}")
@@ -294,14 +293,17 @@ class Frontend:
             from gpudbg.dump.devcoredump.capture import on_device_fault
             on_device_fault(self.gpu, channel, kf.report)  # latch fault registers; GPUDBG_DEVCOREDUMP_DIR
             return ChannelError(error_code_for(kf.report), kf.report.format(), kf.report)
+        except LaunchAborted as e:
+            return ChannelError(mcError_t.mcErrorLaunchFailure, f"{cmd.opcode.name} on {channel.name}: {e}")
         except AccessFault as f:
             return ChannelError(mcError_t.mcErrorIllegalAddress,
                                 f"{cmd.opcode.name} on {channel.name}: {f.message}")
         except Exception as e:  # a simulator bug must not hang or kill the host
             self.gpu.internal_errors.append(e)
-            return ChannelError(mcError_t.mcErrorLaunchFailure,
-                                f"internal simulator error executing {cmd!r} on {channel.name}: "
-                                f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+            message = (f"internal simulator error executing {cmd!r} on {channel.name}: "
+                       f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
+            debug_port.notify("internal_error", self.gpu, message)
+            return ChannelError(mcError_t.mcErrorLaunchFailure, message)
 
     # ------------------------------------------------------------ stream memory ops
     def _read_value(self, address: int, width: int) -> int:

@@ -74,6 +74,7 @@ def test_kill_fails_the_launch(session):
     h.join()
     assert isinstance(h.error, gpudbg.GPUError)
     assert "killed by the debugger" in str(h.error)
+    assert "internal simulator error" not in str(h.error)
 
 
 def test_module_load_needs_ack_before_the_program_goes_on(session):
@@ -158,3 +159,13 @@ def test_attach_reports_modules_loaded_before_it():
     finally:
         s.detach()
         reset_engine()
+
+
+def test_a_hang_is_a_timeout_event(session, monkeypatch):
+    import runpy
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "0.5")
+    ns = runpy.run_path("examples/hang.py", run_name="not_main")
+    h = Host(lambda: ns["main"](["hang.py", "256"]))
+    ev = session.wait_for({EventKind.TIMEOUT}, timeout=30)
+    assert ev is not None and "GPU hang" in ev.message and "WAIT_VALUE" in ev.message
+    h.join()
