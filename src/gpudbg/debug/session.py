@@ -80,18 +80,25 @@ class Session:
         backend.set_listener(self)
 
     # ------------------------------------------------------------ attach
-    @classmethod
-    def attach(cls) -> "Session":
-        """In-process attach to this program's simulated GPUs."""
+    @staticmethod
+    def _sim_backend():
         from gpudbg.driver.engine import get_engine
         from gpudbg.sim.debug_backend import SimBackend
+
         def devices():
             engine = get_engine()       # attaching starts the driver, as cuInit would
             engine.ensure_init()
             return engine.devices
         backend = SimBackend(devices)
         backend.attach()
+        return backend
+
+    @classmethod
+    def attach(cls) -> "Session":
+        """In-process attach to this program's simulated GPUs."""
+        backend = cls._sim_backend()
         s = cls(backend)
+        s._in_process = True
         s._resolve()
         for dev in range(backend.device_count()):     # what was loaded before the attach
             for prog in backend.programs(dev):
@@ -99,6 +106,26 @@ class Session:
                               module_name=prog.module.filename)
         s.events.emit(EventKind.ATTACH_COMPLETE)
         return s
+
+    def new_process(self) -> None:
+        """Start over as a new process would (a debugger's second `run` in
+        this process): kill what runs, reset the driver engine (no
+        contexts, modules or sticky errors left) and attach afresh.
+        Breakpoints are kept; they are pending until their code loads."""
+        if not getattr(self, "_in_process", False):
+            raise DebugError("NOT_SUPPORTED", "only an in-process session can start a new process")
+        from gpudbg.driver.engine import reset_engine
+        self.backend.kill()
+        self.backend.detach()
+        self.backend.set_listener(None)
+        reset_engine()
+        self._debug_info.clear()
+        self._block_dims.clear()
+        self._devinfo = DeviceInfoBuilder()
+        self.events.drain()
+        self.backend = self._sim_backend()
+        self.backend.set_listener(self)
+        self._resolve()
 
     def detach(self) -> None:
         if not self.attached:

@@ -296,3 +296,15 @@ def test_backtrace_and_finish_through_a_device_function(gdb, host):
     assert "Run till exit from #0  helper (a=3)" in out
     assert re.search(rf"^0x[0-9a-f]{{16}} in caller<<<.*>>> \(out=.*\) at fn.cu:{call}$", out, re.M), out
     assert "out [1, 3, 5, 7," in out
+
+
+def test_run_after_kill_starts_a_fresh_process(gdb):
+    """A second `run` must not inherit the killed launch's sticky error or
+    the kill itself: the breakpoint hits again and the program ends well."""
+    _, out, err = gdb(str(EXAMPLES / "saxpy.py"), "break saxpy", "run", "kill", "run", "info breakpoints",
+                      "delete", "continue", args=("512",))
+    assert out.count('hit Breakpoint 1, saxpy<<<') == 2, out + err
+    assert "killed" in out
+    assert "breakpoint already hit 2 times" in out
+    assert out.rstrip().endswith("exited normally]"), out + err
+    assert "killed by the debugger" not in err

@@ -209,9 +209,12 @@ class Debugger:
         if not self.program:
             raise CommandError('No executable file specified.\nUse the "file" or "exec-file" command.')
         try:
-            self.inferior = Inferior(self.program, self.args)
+            inferior = Inferior(self.program, self.args)
         except FileNotFoundError as e:
             raise CommandError(str(e)) from None
+        if self.inferior is not None:      # a second run: a fresh process, as gdb starts one
+            self.session.new_process()
+        self.inferior = inferior
         self.kernels.clear()
         self.focus = None
         if self.api_mode is not ApiFailureMode.HIDE:
