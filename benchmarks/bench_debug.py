@@ -110,6 +110,35 @@ def stepping_rates(steps: int = 200):
         s.detach()
 
 
+def full_wave_views():
+    """(warps, seconds for Session.warps, seconds for a FULL getDeviceInfo)
+    with a 1M-thread saxpy stopped at its first line: 8448 resident warps."""
+    from gpudbg.debug.cudbg.enums import CUDBGDeviceInfoQueryType_t as QT
+    s = Session.attach()
+    try:
+        mod = gpudbg.compile(example_source("saxpy"), name="saxpy.cu")
+        n = 1 << 20
+        x, y = gpudbg.to_device(np.ones(n, np.float32)), gpudbg.to_device(np.ones(n, np.float32))
+        s.break_at_kernel("saxpy")
+        t = threading.Thread(target=lambda: (mod.saxpy[n // 256, 256](n, np.float32(2), x, y),
+                                             gpudbg.Device().synchronize()), daemon=True)
+        t.start()
+        s.wait_for({EventKind.STOPPED}, timeout=60)
+        t0 = time.perf_counter()
+        warps = len(s.warps(0))
+        t_views = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        s.device_info(0, QT.CUDBG_RESPONSE_TYPE_FULL)
+        t_full = time.perf_counter() - t0
+        for bp in s.breakpoints():
+            s.delete_breakpoint(bp)
+        s.resume(0)
+        t.join(120)
+        return warps, t_views, t_full
+    finally:
+        s.detach()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -138,6 +167,9 @@ def main() -> None:
     run()
     t = best_of(run, args.repeat)
     steps = gpudbg.mc.last_launch_stats().steps
+    warps, t_views, t_full = full_wave_views()
+    print(f"{'views of all %d warps' % warps:34} {t_views:9.3f}")
+    print(f"{'getDeviceInfo FULL, %d warps' % warps:34} {t_full:9.3f}")
     print(f"{'warp single-steps per second':34} {step_rate:9.0f}")
     print(f"{'source next per second':34} {next_rate:9.1f}")
     ref = steps / t

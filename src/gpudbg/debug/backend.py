@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -106,8 +106,9 @@ class GridView:
     cluster_dim: tuple[int, int, int] = (1, 1, 1)
 
 
-@dataclass(frozen=True)
-class LaneView:
+class LaneView(NamedTuple):
+    """One lane (a tuple: a wave holds hundreds of thousands of them)."""
+
     ln: int
     thread_idx: tuple[int, int, int]
     pc: int                    # virtual pc (code address) of this lane

@@ -28,7 +28,7 @@ from gpudbg.debug.cudbg.layouts import CUDBGDeviceInfo, CUDBGLaneInfo, CUDBGSMIn
 
 def _signature(w: WarpView) -> tuple:
     return (w.grid_id, w.block_idx, w.valid_mask, w.active_mask, w.broken, w.error_pc,
-            tuple((lv.ln, lv.pc, lv.active, int(lv.exception)) for lv in w.lanes))
+            tuple([lv.pc for lv in w.lanes]), tuple([int(lv.exception) for lv in w.lanes if lv.exception]))
 
 
 def _flags(attrs: dict) -> int:
@@ -44,6 +44,10 @@ def _base_thread(w: WarpView, block_dim: tuple[int, int, int]) -> CuDim3:
     bx, by = block_dim[0], block_dim[1]
     lin = lv.thread_idx[0] + bx * (lv.thread_idx[1] + by * lv.thread_idx[2]) - lv.ln
     return CuDim3(lin % bx, (lin // bx) % by, lin // (bx * by))
+
+
+def _lane_numbers(mask: int) -> list[int]:
+    return [ln for ln in range(32) if mask >> ln & 1]
 
 
 class DeviceInfoBuilder:
@@ -103,11 +107,16 @@ class DeviceInfoBuilder:
             attrs[WA.CUDBG_WARP_ATTRIBUTE_ERRORPC] = w.error_pc
         lanes = list(w.lanes)
         if before is not None:
-            old = {ln: (pc, act, e) for ln, pc, act, e in before[6]}
-            keep = [lv for lv in lanes if old.get(lv.ln) != (lv.pc, lv.active, int(lv.exception))]
+            # a lane is sent when its pc changed, or anything of the warp's
+            # lane state (activity, exceptions) did: then every valid lane
+            old_pcs = dict(zip(_lane_numbers(before[2]), before[6]))
+            lane_state_same = before[3] == w.active_mask and before[7] == _signature(w)[7]
+            keep = [lv for lv in lanes if not lane_state_same or old_pcs.get(lv.ln) != lv.pc]
             attrs[WA.CUDBG_WARP_ATTRIBUTE_LANE_UPDATE_MASK] = sum(1 << lv.ln for lv in keep)
             lanes = keep
-        recs = tuple(LaneRecord(lv.ln, CUDBGLaneInfo(lv.pc)) for lv in lanes)
+        infos: dict[int, CUDBGLaneInfo] = {}     # lanes of a warp mostly share one pc
+        recs = tuple([LaneRecord(lv.ln, infos.get(lv.pc) or infos.setdefault(lv.pc, CUDBGLaneInfo(lv.pc)))
+                      for lv in lanes])
         bd = block_dims.get(w.grid_id, (32, 1, 1))
         info = CUDBGWarpInfo(w.grid_id, CuDim3(*w.block_idx), _base_thread(w, bd), w.valid_mask,
                              w.active_mask, _flags(attrs))

@@ -72,43 +72,52 @@ def warp_views(port: Any, X: Any, only: tuple[int, int] | None = None) -> list[W
         return []
     pcs = slot_pcs(port, X)
     ncode = max(len(prog.code) - 1, 0)
-    fidx = prog.function_of_pc[np.clip(pcs[live], 0, ncode)]
-    key = L.sm[live].astype(np.int64) * 4096 + L.warp[live].astype(np.int64)
-    order = np.argsort(key, kind="stable")
-    live, fidx, key = live[order], fidx[order], key[order]
-    bounds = np.flatnonzero(np.diff(key)) + 1
+    key = L.sm[live].astype(np.int64) * 4096 + L.warp[live].astype(np.int64) * 64 + L.lane[live]
+    live = live[np.argsort(key, kind="stable")]
+    lp = pcs[live]
+    fidx = prog.function_of_pc[np.clip(lp, 0, ncode)]
+    wkey = L.sm[live].astype(np.int64) * 4096 + L.warp[live].astype(np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(wkey)) + 1))
+    ends = np.append(starts[1:], len(live))
+    low = np.minimum.reduceat(lp, starts)
+    active = lp == np.repeat(low, ends - starts)
+    bit = np.left_shift(np.uint64(1), L.lane[live].astype(np.uint64))
+    valid_m = np.bitwise_or.reduceat(bit, starts).tolist()
+    active_m = np.bitwise_or.reduceat(np.where(active, bit, np.uint64(0)), starts).tolist()
+    # per-lane columns as Python lists, so the LaneView loop does no numpy indexing
+    n = X.n
+    names = [f.name for f in prog.function_list]
+    lanes_l = L.lane[live].tolist()
+    tids = list(zip(*(L.tid[a][live].tolist() for a in range(3))))
+    addrs = (np.int64(prog.code_base) + np.int64(16) * lp).tolist()
+    fnames = [names[f] for f in fidx.tolist()]
+    act_l = active.tolist()
+    depth = X.depth[live].tolist() if len(X.depth) >= n else [0] * len(live)
+    parked = (X.sched[live] == PARKED).tolist()
+    held_l = port.held[live].tolist() if port.held is not None else [False] * len(live)
+    sp = X.sp[live].tolist() if len(X.sp) >= n else [0] * len(live)
+    live_l = live.tolist()
     kf = port.fault
-    rep = kf.report if kf is not None else None
-    held = port.held
+    rep = kf.report if kf is not None and kf.report.hang is None else None
+    none = CUDBGException.CUDBG_EXCEPTION_NONE
     out = []
-    for grp, fg in zip(np.split(live, bounds), np.split(fidx, bounds)):
-        s0 = int(grp[0])
+    for w, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+        s0 = live_l[a]
         sm, wp = int(L.sm[s0]), int(L.warp[s0])
-        gp = pcs[grp]
-        low = int(gp.min())
-        lanes = []
-        valid = active = 0
         exc_here = rep is not None and rep.sm == sm and rep.warp == wp
-        for s, f, p in zip(grp.tolist(), fg.tolist(), gp.tolist()):
-            ln = int(L.lane[s])
-            depth = int(X.depth[s]) if len(X.depth) > s else 0
-            rets = tuple(prog.code_address(int(X.ret_stack[depth - 1 - k, s])) for k in range(depth))
-            exc = CUDBGException.CUDBG_EXCEPTION_NONE
-            if exc_here and rep.lane == ln and rep.hang is None:
-                exc = rep.kind
-            lanes.append(LaneView(ln, X.thread_idx_of(s), prog.code_address(p), p == low,
-                                  prog.function_list[f].name, exc, depth, rets,
-                                  bool(X.sched[s] == PARKED), bool(held[s]) if held is not None else False,
-                                  int(X.sp[s]) if len(X.sp) > s else 0))
-            valid |= 1 << ln
-            if p == low:
-                active |= 1 << ln
-        lanes.sort(key=lambda lv: lv.ln)
-        fn = next(lv.function for lv in lanes if lv.active)
-        out.append(WarpView(port.dev, sm, wp, X.grid_id, tuple(L.block_ids[int(L.block_of[s0])]), valid, active,
-                            (sm, wp) in port.broken, prog.code_address(low), fn, tuple(lanes),
-                            rep.pc if exc_here and rep.hang is None else None,
-                            at_barrier=all(lv.at_barrier for lv in lanes if lv.active)))
+        lanes = []
+        for i in range(a, b):
+            d = depth[i]
+            rets = () if not d else tuple(prog.code_address(int(X.ret_stack[d - 1 - k, live_l[i]]))
+                                          for k in range(d))
+            exc = rep.kind if exc_here and rep.lane == lanes_l[i] else none
+            lanes.append(LaneView(lanes_l[i], tids[i], addrs[i], act_l[i], fnames[i], exc, d, rets,
+                                  parked[i], held_l[i], sp[i]))
+        first = next(i for i in range(a, b) if act_l[i])
+        out.append(WarpView(port.dev, sm, wp, X.grid_id, tuple(L.block_ids[int(L.block_of[s0])]),
+                            int(valid_m[w]), int(active_m[w]), (sm, wp) in port.broken, addrs[first],
+                            fnames[first], tuple(lanes), rep.pc if exc_here else None,
+                            at_barrier=all(parked[i] for i in range(a, b) if act_l[i])))
     return out
 
 

@@ -121,7 +121,7 @@ def device_info_sizes(num_sms: int, warps_per_sm: int, lanes_per_warp: int) -> C
 
 # ---------------------------------------------------------------------- the tree
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class LaneRecord:
     """One lane; ``laneAttributeFlags`` is None when its warp has no lane attributes."""
 
@@ -239,6 +239,14 @@ def _pack_warp(where: str, warp: WarpRecord) -> bytes:
     updated = warp.attributes.get(WA.CUDBG_WARP_ATTRIBUTE_LANE_UPDATE_MASK, (1 << 32) - 1)
     _check_indices(f"{where} lanes", [ln.lane for ln in warp.lanes], _members(warp.info.validLanes & updated, 32))
     with_flags = WA.CUDBG_WARP_ATTRIBUTE_LANE_ATTRIBUTES in warp.attributes
+    if not with_flags and LANE_INFO.size == 8 and all(ln.laneAttributeFlags is None and not ln.attributes
+                                                      for ln in warp.lanes):
+        # the common case, a bare virtualPC per lane: one struct call for the warp
+        try:
+            out += struct.pack(f"<{len(warp.lanes)}Q", *(ln.info.virtualPC for ln in warp.lanes))
+            return bytes(out)
+        except struct.error:
+            pass   # a value out of range: let the per-lane packer name it
     for lane in warp.lanes:
         out += LANE_INFO.pack(lane.info)
         if with_flags != (lane.laneAttributeFlags is not None):
