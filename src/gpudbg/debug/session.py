@@ -30,7 +30,7 @@ from gpudbg.debug.backend import (
 from gpudbg.debug.breakpoints import Breakpoint, BreakpointTable, Condition, matching_lanes
 from gpudbg.debug.device_info import DeviceInfoBuilder
 from gpudbg.debug.events import Event, EventKind, EventQueue, LaunchNotify
-from gpudbg.debug import source_steps
+from gpudbg.debug import registers, source_steps
 
 STOP_WAIT_S = 30.0
 
@@ -466,53 +466,22 @@ class Session:
         self.backend.write_register(dev, sm, wp, ln, name, value)
 
     def register_map(self, dev: int, sm: int, wp: int, ln: int) -> list[tuple]:
-        """The cuda-gdb R/P numbering of the lane's function (see
-        dump/coredump/snapshot.py: declaration order, 64-bit registers
-        take two words)."""
-        regs = self.registers(dev, sm, wp, ln)
-        out, r, p = [], 0, 0
-        for reg in regs:
-            if reg.dtype == "bool":
-                out.append((reg.name, reg.dtype, "P", p, 1))
-                p += 1
-                continue
-            words = 2 if np.dtype(reg.dtype).itemsize == 8 else 1
-            out.append((reg.name, reg.dtype, "R", r if r + words <= 255 else -1, words))
-            r += words
-        return out
+        """The cuda-gdb R/P numbering of the lane's function (debug/registers.py)."""
+        return registers.register_map(self.registers(dev, sm, wp, ln))
 
     def read_register_r(self, dev: int, sm: int, wp: int, ln: int, regno: int) -> int:
-        if not 0 <= regno < 255:
+        if not 0 <= regno < registers.MAX_R:
             raise DebugError("INVALID_ARGS", f"register R{regno} does not exist (R0..R254)")
-        values = {r.name: r.value for r in self.registers(dev, sm, wp, ln)}
-        for name, _dt, cls, first, words in self.register_map(dev, sm, wp, ln):
-            if cls == "R" and first <= regno < first + words:
-                raw = np.asarray(values[name])
-                bits = int(raw.view(np.uint64 if raw.dtype.itemsize == 8 else
-                                    {4: np.uint32, 2: np.uint16, 1: np.uint8}[raw.dtype.itemsize]))
-                return (bits >> (32 * (regno - first))) & 0xFFFFFFFF
-        return 0
+        return registers.read_r(self.registers(dev, sm, wp, ln), regno)
 
     def write_register_r(self, dev: int, sm: int, wp: int, ln: int, regno: int, value: int) -> None:
-        values = {r.name: r for r in self.registers(dev, sm, wp, ln)}
-        for name, dt, cls, first, words in self.register_map(dev, sm, wp, ln):
-            if cls == "R" and first <= regno < first + words:
-                raw = np.asarray(values[name].value)
-                ut = {8: np.uint64, 4: np.uint32, 2: np.uint16, 1: np.uint8}[raw.dtype.itemsize]
-                bits = int(raw.view(ut))
-                shift = 32 * (regno - first)
-                bits = (bits & ~(0xFFFFFFFF << shift)) | ((int(value) & 0xFFFFFFFF) << shift)
-                bits &= (1 << (8 * raw.dtype.itemsize)) - 1
-                self.write_register(dev, sm, wp, ln, name, ut(bits).view(raw.dtype))
-                return
-        raise DebugError("INVALID_ARGS", f"R{regno} holds no register of this function")
+        target = registers.write_r(self.registers(dev, sm, wp, ln), regno, value)
+        if target is None:
+            raise DebugError("INVALID_ARGS", f"R{regno} holds no register of this function")
+        self.write_register(dev, sm, wp, ln, *target)
 
     def read_predicate(self, dev: int, sm: int, wp: int, ln: int, predno: int) -> int:
-        values = {r.name: r.value for r in self.registers(dev, sm, wp, ln)}
-        for name, _dt, cls, first, _w in self.register_map(dev, sm, wp, ln):
-            if cls == "P" and first == predno:
-                return int(bool(values[name]))
-        return 0
+        return registers.read_p(self.registers(dev, sm, wp, ln), predno)
 
     @_wrap
     def read_memory(self, dev: int, space: MemorySpace, address: int, size: int,
