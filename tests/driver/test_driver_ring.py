@@ -70,7 +70,7 @@ def test_fence_wait_from_other_threads():
         desc = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
         desc.data[:] = list(C.encode_descriptor(
             code_address=k.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=1, block_y=1,
-            block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=1))
+            block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=1, host_tid=0))
         ch = Channel(gpu, group=1)
         fence = ch.push([C.make(C.Opcode.LAUNCH, descriptor=desc.base)])
         woke = []

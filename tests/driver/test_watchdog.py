@@ -102,7 +102,7 @@ def test_a_long_kernel_is_not_a_hang(gpu):
     d = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
     d.data[:] = list(C.encode_descriptor(
         code_address=k.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=1, block_y=1, block_z=1,
-        shared_bytes=0, param_address=0, param_size=0, grid_id=1))
+        shared_bytes=0, param_address=0, param_size=0, grid_id=1, host_tid=0))
     ch.push([C.make(C.Opcode.LAUNCH, descriptor=d.base)])
     threading.Timer(0.6, gpu.executor.gate.set).start()
     ch.wait()

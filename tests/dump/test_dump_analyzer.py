@@ -58,7 +58,7 @@ def test_fault_location_in_or_near_a_bo():
 
 def _gpudbg_dump() -> Devcoredump:
     desc = C.encode_descriptor(code_address=0x7000, grid_x=4, grid_y=1, grid_z=1, block_x=128, block_y=1,
-                               block_z=1, shared_bytes=0, param_address=0x9000, param_size=16, grid_id=3)
+                               block_z=1, shared_bytes=0, param_address=0x9000, param_size=16, grid_id=3, host_tid=0)
     cmds = [C.make(C.Opcode.NOP), C.make(C.Opcode.LAUNCH, descriptor=0x8000),
             C.make(C.Opcode.SEM_RELEASE, address=0x6000, value=2),
             C.make(C.Opcode.LAUNCH, descriptor=0x8000), C.make(C.Opcode.SEM_RELEASE, address=0x6000, value=3)]

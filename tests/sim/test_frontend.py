@@ -44,7 +44,7 @@ def launch_cmd(gpu, kernel, grid_id):
     d = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
     d.data[:] = list(C.encode_descriptor(
         code_address=kernel.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=32, block_y=1,
-        block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=grid_id))
+        block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=grid_id, host_tid=0))
     return C.make(C.Opcode.LAUNCH, descriptor=d.base)
 
 

@@ -104,6 +104,7 @@ class GridView:
     status: GridStatus
     params: bytes = b""
     cluster_dim: tuple[int, int, int] = (1, 1, 1)
+    host_tid: int = 0          # native id of the host thread that launched it (0: unknown)
 
 
 class LaneView(NamedTuple):

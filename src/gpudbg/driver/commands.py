@@ -89,6 +89,7 @@ DESCRIPTOR_FORMAT: tuple[tuple[str, FieldType], ...] = (
     ("param_address", U64),
     ("param_size", U32),
     ("grid_id", U64),
+    ("host_tid", U32),      # native id of the host thread that launched (debugger events)
 )
 DESCRIPTOR_WORDS = sum(t.words for _, t in DESCRIPTOR_FORMAT)
 DESCRIPTOR_BYTES = DESCRIPTOR_WORDS * 4

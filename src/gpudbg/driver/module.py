@@ -16,6 +16,7 @@ when the launch's fence retires. Nothing here executes code.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -482,7 +483,8 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     desc = C.encode_descriptor(code_address=k.code_address, grid_x=g[0], grid_y=g[1], grid_z=g[2],
                                block_x=b[0], block_y=b[1], block_z=b[2], shared_bytes=shared_bytes,
                                param_address=alloc.base + C.DESCRIPTOR_BYTES,
-                               param_size=len(params), grid_id=grid_id)
+                               param_size=len(params), grid_id=grid_id,
+                               host_tid=threading.get_native_id() & 0xFFFFFFFF)
     alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)
     alloc.data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + len(params)] = memoryview(params)
     fence = stream.submit(limits.launch_commands(context, stream, function)

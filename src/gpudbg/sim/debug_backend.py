@@ -95,7 +95,8 @@ class SimBackend:
         prog = f.program
         status = GridStatus.CUDBG_GRID_STATUS_TERMINATED if L["done"] else GridStatus.CUDBG_GRID_STATUS_ACTIVE
         return GridView(port.dev, L["grid_id"], f.name, f.code_address, prog.code_base,
-                        0xC7000000 + port.dev, L["grid"], L["block"], L["shared"], status, L["params"])
+                        0xC7000000 + port.dev, L["grid"], L["block"], L["shared"], status, L["params"],
+                        host_tid=L["host_tid"])
 
     def grids(self, dev: int) -> list[GridView]:
         p = self._port(dev)

@@ -127,7 +127,7 @@ class DevicePort:
     def kernel_ready(self, function: Any, grid, block, shared_bytes: int, params: bytes, grid_id: int) -> None:
         self.launch = {"function": function, "grid": tuple(grid), "block": tuple(block),
                        "shared": int(shared_bytes), "params": bytes(params), "grid_id": int(grid_id),
-                       "done": False}
+                       "host_tid": int(getattr(self.gpu, "launch_host_tid", 0)), "done": False}
         self.notify("kernel_ready", self.backend.grid_view(self))
 
     def kernel_finished(self) -> None:

@@ -359,6 +359,7 @@ class Frontend:
                               -1, d["code_address"], 0,
                               f"launch of unknown code address 0x{d['code_address']:x}")
         params = bytes(mem.view(d["param_address"], d["param_size"])) if d["param_size"] else b""
+        self.gpu.launch_host_tid = d["host_tid"]   # who launched it, for the debugger
         stats = self.gpu.executor(self.gpu, function, (d["grid_x"], d["grid_y"], d["grid_z"]),
                                   (d["block_x"], d["block_y"], d["block_z"]), d["shared_bytes"],
                                   params, d["grid_id"])

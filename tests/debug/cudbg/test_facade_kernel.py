@@ -190,6 +190,7 @@ def test_breakpoint_hit_state(api, spin_module):
         assert ok(api.getGridStatus(0, grid)) is CUDBGGridStatus.CUDBG_GRID_STATUS_ACTIVE
         info = ok(api.getGridInfo(0, grid))
         assert info.functionEntry == st.entry and info.blockDim == (THREADS, 1, 1)
+        assert info.tid == st.launch.native_id == ok(api.getTID(0, sm, wp)) != 0
         assert ok(api.getBlockDim(0, sm, wp)) == (THREADS, 1, 1)
         assert ok(api.readParamMemory(0, sm, wp, 8, 4)) == (5).to_bytes(4, "little")
         assert ok(api.readGlobalMemory(out.ptr, 4)) == bytes(4)

@@ -50,8 +50,6 @@ CUDBG_API_VERSION_REVISION = 163
 
 # Entries with no implementation: the code each returns and why (the method's docstring).
 UNSUPPORTED: dict[str, tuple[CUDBGResult, str]] = {
-    "getTID": (R.CUDBG_ERROR_NOT_SUPPORTED,
-               "The Session's GridView does not record the host thread that launched a grid."),
     "readPinnedMemory": (R.CUDBG_ERROR_NOT_SUPPORTED,
                          "Pinned host memory is host process memory; the Session reaches device memory only."),
     "writePinnedMemory": (R.CUDBG_ERROR_NOT_SUPPORTED,

@@ -15,8 +15,8 @@ CUDBG_EVENT_ALL_DEVICES_SUSPENDED, the 13.0 way of reporting it
 (CUDBG_DEBUGGER_CAPABILITY_SUSPEND_EVENTS), with the device in the broken
 or faulted mask. PAGE_FAULT has no CUDBG event of its own (the exception
 is read with readLaneException / readErrorPC), so it converts to nothing.
-Host thread ids are not recorded by the Session: ``tid`` is 0, which the
-header allows ("Zero if not available").
+Kernel events carry the launching host thread's native id as ``tid``;
+context events carry 0, which the header allows ("Zero if not available").
 """
 from __future__ import annotations
 
@@ -90,11 +90,11 @@ def to_cudbg(event: Any, image_size: Callable[[int, Any], int]) -> CUDBGEvent | 
         g = event.grid
         if kind == "KERNEL_READY":
             return CUDBGEvent(K.CUDBG_EVENT_KERNEL_READY, KernelReady(
-                dev, 0, g.grid_id, g.context_id, g.module_id, g.entry_address, g.entry_address,
+                dev, g.host_tid, g.grid_id, g.context_id, g.module_id, g.entry_address, g.entry_address,
                 CuDim3(*g.grid_dim), CuDim3(*g.block_dim), CUDBGKernelType.CUDBG_KNL_TYPE_APPLICATION,
                 0, CUDBGKernelOrigin.CUDBG_KNL_ORIGIN_CPU))
         return CUDBGEvent(K.CUDBG_EVENT_KERNEL_FINISHED, KernelFinished(
-            dev, 0, g.context_id, g.module_id, g.entry_address, g.entry_address, g.grid_id))
+            dev, g.host_tid, g.context_id, g.module_id, g.entry_address, g.entry_address, g.grid_id))
     if kind in _CONTEXT_CASES:
         ckind, case = _CONTEXT_CASES[kind]
         return CUDBGEvent(ckind, case(dev, 0, ctx))

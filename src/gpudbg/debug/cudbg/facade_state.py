@@ -315,24 +315,27 @@ class StateEntries(Helpers):
 
     def getGridInfo(self, dev, gridId64) -> tuple:
         """``function`` and ``functionEntry`` are both the kernel's entry address (there is
-        no separate function handle); ``tid`` is 0, not recorded (see getTID)."""
+        no separate function handle); ``tid`` is the launching host thread's native id."""
         g = self._grid(dev, gridId64)
         return (CUDBGGridInfo(
-            dev=dev, gridId64=g.grid_id, tid=0, context=g.context_id, module=g.module_id,
+            dev=dev, gridId64=g.grid_id, tid=g.host_tid, context=g.context_id, module=g.module_id,
             function=g.entry_address, functionEntry=g.entry_address, gridDim=CuDim3(*g.grid_dim),
             blockDim=CuDim3(*g.block_dim), type=CUDBGKernelType.CUDBG_KNL_TYPE_APPLICATION,
             parentGridId=0, origin=CUDBGKernelOrigin.CUDBG_KNL_ORIGIN_CPU,
             clusterDim=CuDim3(*g.cluster_dim), preferredClusterDim=CuDim3(*g.cluster_dim)),)
 
     def _attribute(self, dev: int, sm: int, wp: int, attr: CUDBGAttribute) -> int:
-        self._warp_grid(dev, sm, wp)
+        g = self._warp_grid(dev, sm, wp)
         if attr is CUDBGAttribute.CUDBG_ATTR_GRID_LAUNCH_BLOCKING:
             return 0  # launches are always asynchronous to the host
-        raise CudbgError(R.CUDBG_ERROR_NOT_SUPPORTED,
-                         "CUDBG_ATTR_GRID_TID: the host thread of a launch is not recorded")
+        return g.host_tid
+
+    def getTID(self, dev, sm, wp) -> tuple:
+        """The native id of the host thread that launched the warp's grid."""
+        return (self._warp_grid(dev, sm, wp).host_tid,)
 
     def getGridAttribute(self, dev, sm, wp, attr) -> tuple:
-        """LAUNCH_BLOCKING is 0 (launches are asynchronous); TID is not supported (see getTID)."""
+        """LAUNCH_BLOCKING is 0 (launches are asynchronous); TID is the launching host thread."""
         return (self._attribute(dev, sm, wp, attr),)
 
     def getGridAttributes(self, dev, sm, wp, pairs, numPairs) -> tuple:
