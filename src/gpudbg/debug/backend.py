@@ -147,6 +147,26 @@ class WarpView:
         raise BackendError("INVALID_LANE", f"lane {ln} of warp {self.wp} on SM {self.sm} is not valid")
 
 
+class RegionKind(enum.Enum):
+    """What a user-visible allocation is (debuggers list and classify them)."""
+
+    DEVICE = "device"
+    HOST_PINNED = "host pinned"          # page-locked host memory, mapped for the device
+    HOST_REGISTERED = "host registered"
+    MANAGED = "managed"
+    MODULE_GLOBAL = "module global"
+    MODULE_CONST = "module constant"
+    DEVICE_HEAP = "device heap"
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    base: int
+    size: int
+    kind: RegionKind
+    host_address: int | None = None      # where the host sees it (host memory only)
+
+
 @dataclass(frozen=True)
 class RegisterValue:
     name: str                  # PTX spelling, "%r1"
@@ -199,6 +219,7 @@ class DebugBackend(Protocol):
     def warp(self, dev: int, sm: int, wp: int) -> WarpView | None: ...   # one warp, cheaply
     def programs(self, dev: int) -> list[Any]: ...
     def program_of_address(self, dev: int, address: int) -> Any | None: ...
+    def allocations(self, dev: int) -> list[MemoryRegion]: ...
     def registers(self, dev: int, sm: int, wp: int, ln: int) -> list[RegisterValue]: ...
     def write_register(self, dev: int, sm: int, wp: int, ln: int, name: str, value: Any) -> None: ...
     def read_memory(self, dev: int, space: MemorySpace, address: int, size: int,

@@ -483,6 +483,12 @@ class Session:
     def read_predicate(self, dev: int, sm: int, wp: int, ln: int, predno: int) -> int:
         return registers.read_p(self.registers(dev, sm, wp, ln), predno)
 
+    def allocations(self, dev: int = 0) -> list:
+        """The device's user-visible allocations (MemoryRegion), by address;
+        [] for a backend that keeps no allocation list."""
+        fn = getattr(self.backend, "allocations", None)
+        return list(fn(dev)) if fn is not None else []
+
     @_wrap
     def read_memory(self, dev: int, space: MemorySpace, address: int, size: int,
                     sm: int | None = None, wp: int | None = None, ln: int | None = None) -> bytes:

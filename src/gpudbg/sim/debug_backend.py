@@ -16,7 +16,8 @@ import threading
 from typing import Any, Callable
 
 from gpudbg.debug.backend import (
-    BackendError, DeviceProperties, GridStatus, GridView, MemorySpace, RegisterValue, WarpView,
+    BackendError, DeviceProperties, GridStatus, GridView, MemoryRegion, MemorySpace, RegionKind,
+    RegisterValue, WarpView,
 )
 from gpudbg.sim import debug_port, debug_stepping, debug_views
 from gpudbg.sim.debug_port import DevicePort, PortError
@@ -137,6 +138,23 @@ class SimBackend:
                 seen.add(id(m.program))
                 out.append(m.program)
         return out
+
+    def allocations(self, dev: int) -> list[MemoryRegion]:
+        """User-visible allocations of the device's memory, by address. Host
+        memory is in the unified address space, so the host sees it at the
+        same address."""
+        d = self._device(dev)
+        if not d.gpu_started:
+            return []
+        kinds = {k.value: k for k in RegionKind}
+        out = []
+        for a in d.gpu.memory.allocations():
+            kind = kinds.get(a.kind.value)
+            if kind is not None and a.size:
+                host = a.base if kind in (RegionKind.HOST_PINNED, RegionKind.HOST_REGISTERED,
+                                          RegionKind.MANAGED) else None
+                out.append(MemoryRegion(a.base, a.size, kind, host))
+        return sorted(out, key=lambda r: r.base)
 
     def program_of_address(self, dev: int, address: int) -> Any | None:
         for prog in self.programs(dev):

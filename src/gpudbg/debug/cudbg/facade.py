@@ -50,16 +50,10 @@ CUDBG_API_VERSION_REVISION = 163
 
 # Entries with no implementation: the code each returns and why (the method's docstring).
 UNSUPPORTED: dict[str, tuple[CUDBGResult, str]] = {
-    "readPinnedMemory": (R.CUDBG_ERROR_NOT_SUPPORTED,
-                         "Pinned host memory is host process memory; the Session reaches device memory only."),
-    "writePinnedMemory": (R.CUDBG_ERROR_NOT_SUPPORTED,
-                          "Pinned host memory is host process memory; the Session reaches device memory only."),
     "readTextureMemory": (R.CUDBG_ERROR_NOT_SUPPORTED,
                           "The header: no longer supported since CUDA 12.0 (and PTX textures are not simulated)."),
     "readTextureMemoryBindless": (R.CUDBG_ERROR_NOT_SUPPORTED,
                                   "The header: no longer supported since CUDA 12.0."),
-    "getHostAddrFromDeviceAddr": (R.CUDBG_ERROR_NOT_SUPPORTED,
-                                  "The Session exposes no mapping of device addresses to host allocations."),
     "memcheckReadErrorAddress": (R.CUDBG_ERROR_NOT_SUPPORTED,
                                  "The header documents only NOT_SUPPORTED (integrated memcheck is gone); "
                                  "the faulting address is in the exception's PAGE_FAULT details instead."),
@@ -69,8 +63,6 @@ UNSUPPORTED: dict[str, tuple[CUDBGResult, str]] = {
     "getNextAsyncEvent55": (R.CUDBG_ERROR_NOT_SUPPORTED,
                             "CUDBGEvent55 carries host pointers to ELF images; use "
                             "getNextEvent(CUDBG_EVENT_QUEUE_TYPE_ASYNC), which replaces it."),
-    "getManagedMemoryRegionInfo": (R.CUDBG_ERROR_NOT_SUPPORTED,
-                                   "The Session does not list allocations, managed or otherwise."),
     "readCCRegister": (R.CUDBG_ERROR_NOT_SUPPORTED,
                        "The PTX machine has no condition-code register (add.cc's carry is not "
                        "architectural state the Session exposes)."),

@@ -23,7 +23,7 @@ from typing import Any
 from gpudbg.debug.backend import MemorySpace
 from gpudbg.debug.cudbg.enums import CUDBGAdjAddrAction, CUDBGElfImageType, CUDBGResult
 from gpudbg.debug.cudbg.facade_state import CudbgError, Helpers, c_string
-from gpudbg.debug.cudbg.layouts import CUDBGLoadedFunctionInfo
+from gpudbg.debug.cudbg.layouts import CUDBGMemoryInfo, CUDBGLoadedFunctionInfo
 
 R = CUDBGResult
 A = CUDBGAdjAddrAction
@@ -128,6 +128,52 @@ class MemoryEntries(Helpers):
 
     def writeGlobalMemory(self, addr, buf, sz) -> tuple:
         return self._write(self._global_device(addr, sz), MemorySpace.GLOBAL, addr, buf, sz)
+
+    # ------------------------------------------------------------- host memory
+    def _regions(self, kinds: tuple[str, ...]) -> list[tuple[int, Any]]:
+        """(device, MemoryRegion) of every device's allocations of these kinds."""
+        return [(dev, r) for dev in range(len(self.session.devices()))
+                for r in self.session.allocations(dev) if r.kind.value in kinds]
+
+    def _host_region(self, addr: int, sz: int) -> tuple[int, Any]:
+        for dev, r in self._regions(("host pinned", "host registered", "managed")):
+            if r.host_address is not None and r.host_address <= addr and addr + sz <= r.host_address + r.size:
+                return dev, r
+        raise CudbgError(R.CUDBG_ERROR_MEMORY_MAPPING_FAILED,
+                         f"[0x{addr:x}, 0x{addr + sz:x}) is not in pinned or registered host memory")
+
+    def readPinnedMemory(self, addr, sz) -> tuple:
+        """Page-locked host memory, at its host address (the unified address space maps it there)."""
+        dev, r = self._host_region(addr, sz)
+        return self._read(dev, MemorySpace.GLOBAL, r.base + (addr - r.host_address), sz)
+
+    def writePinnedMemory(self, addr, buf, sz) -> tuple:
+        dev, r = self._host_region(addr, sz)
+        return self._write(dev, MemorySpace.GLOBAL, r.base + (addr - r.host_address), buf, sz)
+
+    def getHostAddrFromDeviceAddr(self, dev, device_addr) -> tuple:
+        """Only host memory mapped for the device has a host address."""
+        self._props(dev)
+        for r in self.session.allocations(dev):
+            if r.base <= device_addr < r.base + r.size:
+                if r.host_address is None:
+                    raise CudbgError(R.CUDBG_ERROR_INVALID_ARGS,
+                                     f"0x{device_addr:x} is {r.kind.value} memory, which has no host address")
+                return (r.host_address + (device_addr - r.base),)
+        raise CudbgError(R.CUDBG_ERROR_INVALID_ARGS, f"0x{device_addr:x} is in no allocation of device {dev}")
+
+    def getManagedMemoryRegionInfo(self, startAddress, memoryInfo_size) -> tuple:
+        """The managed regions in address order, from the one holding startAddress
+        (0: from the lowest); at most memoryInfo_size of them."""
+        regions = sorted({(r.base, r.size) for _dev, r in self._regions(("managed",))})
+        if startAddress:
+            first = next((i for i, (b, n) in enumerate(regions) if b <= startAddress < b + n), None)
+            if first is None:
+                raise CudbgError(R.CUDBG_ERROR_INVALID_ADDRESS,
+                                 f"0x{startAddress:x} is in no managed memory region")
+            regions = regions[first:]
+        out = tuple(CUDBGMemoryInfo(b, n) for b, n in regions[:memoryInfo_size])
+        return (out, len(out))
 
     # ------------------------------------------------------------- code
     def _program(self, dev: int, addr: int, code: CUDBGResult = R.CUDBG_ERROR_INVALID_ADDRESS) -> Any:
