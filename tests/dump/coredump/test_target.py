@@ -312,3 +312,12 @@ def test_a_session_over_the_core_reads_source_and_variables(stage_core):
     assert int.from_bytes(t.data[:4], "little") == r.thread[0]
     with pytest.raises(Exception, match="not being run"):
         s.resume(0)
+
+
+def test_core_lists_its_dumped_memory_as_allocations(stage_core):
+    b = open_core(stage_core["path"])
+    regions = b.allocations(0)
+    assert regions and all(r.size > 0 for r in regions)
+    assert [r.base for r in regions] == sorted(r.base for r in regions)
+    for r in regions[:3]:
+        assert len(b.read_memory(0, MemorySpace.GLOBAL, r.base, min(r.size, 16))) == min(r.size, 16)

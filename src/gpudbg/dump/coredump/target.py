@@ -29,7 +29,7 @@ import numpy as np
 
 from gpudbg.debug.backend import (
     BackendError, BackendListener, DeviceProperties, GridStatus, GridView, LaneView,
-    MemorySpace, RegisterValue, WarpView,
+    MemoryRegion, MemorySpace, RegionKind, RegisterValue, WarpView,
 )
 from gpudbg.dump.coredump import snapshot as S
 from gpudbg.dump.coredump.cubin import read_cubin
@@ -201,6 +201,13 @@ class CoreBackend:
 
     def device_count(self) -> int:
         return len(self.core.devices)
+
+    def allocations(self, dev: int) -> list[MemoryRegion]:
+        """The dumped global memory segments (a core keeps contents, not
+        allocation kinds: managed segments are marked, the rest is device)."""
+        self.snapshot(dev)
+        return [MemoryRegion(m.address, len(m.data), RegionKind.MANAGED if m.managed else RegionKind.DEVICE,
+                             m.address if m.managed else None) for m in self.core.memory if m.data]
 
     def device(self, dev: int) -> DeviceProperties:
         d = self.snapshot(dev)
