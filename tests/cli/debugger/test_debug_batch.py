@@ -308,3 +308,11 @@ def test_run_after_kill_starts_a_fresh_process(gdb):
     assert "breakpoint already hit 2 times" in out
     assert out.rstrip().endswith("exited normally]"), out + err
     assert "killed by the debugger" not in err
+
+
+def test_print_a_shared_array_by_name(gdb):
+    _, out, err = gdb(str(EXAMPLES / "rotate.py"), "break rotate.cu:8", "run", "print tile[3]",
+                      "cuda block 1", "print tile[3]", "print &tile[1]", "delete", "continue")
+    assert "$1 = 9" in out and "$2 = 1009" in out, out + err
+    assert "$3 = (@shared int *) 0x4" in out
+    assert "neighbour differences PASSED" in out

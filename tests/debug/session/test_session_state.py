@@ -223,3 +223,19 @@ def test_bad_coordinates_are_specific_errors(session):
     assert e.value.code == "MEMORY_MAPPING_FAILED"
     session.resume(0)
     host.join()
+
+
+def test_demoted_shared_array_of_two_blocks_by_name(session):
+    session.break_at_line("rot.cu", 8)
+    host = _rotate(session, options=["-G"])
+    stop(session)
+    seen = {}
+    for w in session.warps(0):
+        seen.setdefault(w.block_idx, w)
+    for b, w in seen.items():
+        val = session.read_variable(0, w.sm, w.wp, w.lanes[0].ln, "sdata")
+        assert val.space is MemorySpace.SHARED and str(val.variable.variable.type) == "int [256]"
+        got = np.frombuffer(val.data, np.int32)
+        np.testing.assert_array_equal(got, np.arange(256) * 3 + b[0] * (1000 + 768))
+    session.resume(0)
+    host.join()

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from gpudbg.ptx.types import PTX_TYPES
 
 from .assemble import Assembled, assemble, symbols_of
+from .demoted import demoted_shared
 from .lines import LineTable
 from .model import AddressSpace, Location, LocationKind, Scope, Subprogram, Variable
 from .reader import Reader
@@ -59,6 +60,23 @@ class DebugInfo:
                 sizes[v.name] = (program.symbols[v.name], PTX_TYPES[v.type].size * (v.vector or 1) * n)
         self.units = Reader(module, self.assembled, sizes).read()
         self.subprograms: list[Subprogram] = [sp for u in self.units for sp in u.subprograms]
+        self._add_demoted()
+
+    def _add_demoted(self) -> None:
+        """Kernel-local __shared__ arrays NVVM left out of the DWARF (demoted.py)."""
+        if not self.program.shared_vars:
+            return
+        from gpudbg.compiler import source_line
+        for u in self.units:
+            for sp in u.subprograms:
+                info = self.program.functions.get(sp.linkage_name)
+                if info is None:
+                    continue
+                lines = [e.line for e in (self.lines.at(pc) for pc in range(info.entry_pc, info.end_pc))
+                         if e is not None]
+                last = max(lines, default=sp.decl_line or 0)
+                sp.scope.variables.extend(demoted_shared(sp, self.program.shared_vars, u.types,
+                                                         source_line, last))
 
     @property
     def has_variables(self) -> bool:
