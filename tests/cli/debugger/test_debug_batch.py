@@ -316,3 +316,11 @@ def test_print_a_shared_array_by_name(gdb):
     assert "$1 = 9" in out and "$2 = 1009" in out, out + err
     assert "$3 = (@shared int *) 0x4" in out
     assert "neighbour differences PASSED" in out
+
+
+def test_whatis_and_ptype(gdb):
+    _, out, err = gdb(str(EXAMPLES / "rotate.py"), "break rotate.cu:8", "run", "whatis tile", "whatis &tile[0]",
+                      "ptype threadIdx", "whatis", "kill")
+    assert "type = int [256]" in out and "type = @shared int *" in out, out + err
+    assert "type = struct uint3 {\n    unsigned int x;\n    unsigned int y;\n    unsigned int z;\n}" in out
+    assert "Argument required" in out + err

@@ -24,6 +24,9 @@ def register(dbg: Any) -> None:
     add(Command("print", lambda rest: _print(dbg, rest), "print [/FMT] EXPR: evaluate and print for the focus",
                 aliases=("p", "inspect", "call")))
     add(Command("output", lambda rest: _output(dbg, rest), "like print, without history or newline"))
+    add(Command("whatis", lambda rest: _whatis(dbg, rest, expand=False), "whatis EXPR: the type of an expression"))
+    add(Command("ptype", lambda rest: _whatis(dbg, rest, expand=True),
+                "ptype EXPR|TYPE: the type, with struct members spelled out"))
     add(Command("set", lambda rest: _set(dbg, rest),
                 "set var EXPR=VALUE | set cuda break_on_launch|api_failures VALUE"))
     add(Command("show", lambda rest: _show(dbg, rest), "show cuda settings"))
@@ -88,6 +91,23 @@ def _print(dbg: Any, rest: str) -> None:
     value = evaluate(text if text else "$", ctx)
     n = dbg.store.record(value)
     print(f"${n} = {format_value(value, fmt, ctx)}")
+
+
+def _whatis(dbg: Any, rest: str, expand: bool) -> None:
+    """gdb's whatis/ptype: the type without evaluating (no memory is read)."""
+    from .evaluate import type_of
+    from .values import type_name
+    if not rest.strip():
+        raise CommandError("Argument required (one or more choices).")
+    t = type_of(rest.strip(), eval_context(dbg))
+    s = t.strip() if expand else t
+    kind = getattr(s.kind, "value", "")
+    if expand and kind in ("struct", "union", "class") and s.members:
+        tag = f"{kind} {s.name}" if s.name else kind
+        body = "".join(f"    {type_name(m.type)} {m.name};\n" for m in s.members)
+        print(f"type = {tag} {{\n{body}}}")
+        return
+    print(f"type = {type_name(t)}")
 
 
 def _output(dbg: Any, rest: str) -> None:
