@@ -388,11 +388,16 @@ class Session:
     def step_line(self, dev: int, sm: int, wp: int, over_calls: bool) -> None:
         """Source `step` (over_calls False) or `next` of one warp."""
         self._executing()
+        self.warp(dev, sm, wp)           # a bad warp is an error, not a no-op
         source_steps.step_line(self, dev, sm, wp, over_calls)
 
     def finish(self, dev: int, sm: int, wp: int) -> None:
         self._executing()
-        source_steps.finish(self, dev, sm, wp)
+        self.warp(dev, sm, wp)
+        try:
+            source_steps.finish(self, dev, sm, wp)
+        except BackendError as e:
+            raise DebugError(e.code, e.message) from None
 
     # ------------------------------------------------------------ state
     def devices(self) -> list[DeviceProperties]:
