@@ -25,48 +25,16 @@ from gpudbg.debug.cudbg.enums import (
     CUDBGDeviceInfoQueryType_t,
 )
 
+from debug_kernels import SPIN_LOOP_PC, spin_ptx  # noqa: E402
+
 R = CUDBGResult
 SYNC = CUDBGEventQueueType.CUDBG_EVENT_QUEUE_TYPE_SYNC
 FULL = CUDBGDeviceInfoQueryType_t.CUDBG_RESPONSE_TYPE_FULL
 UPDATE = CUDBGDeviceInfoQueryType_t.CUDBG_RESPONSE_TYPE_UPDATE
 
 # Each thread stores 3*tid to shared memory, loops n times, then writes shared + %r6 (7) to out[tid].
-SPIN_PTX = r"""
-.version 7.8
-.target sm_80
-.address_size 64
-
-.visible .entry cudbg_spin(.param .u64 out, .param .u32 n)
-{
-    .reg .u32 %r<10>;
-    .reg .u64 %rd<6>;
-    .reg .pred %p<3>;
-    .shared .align 4 .b8 buf[256];
-
-    mov.u32 %r1, %tid.x;
-    mul.lo.u32 %r2, %r1, 3;
-    shl.b32 %r3, %r1, 2;
-    mov.u32 %r9, buf;
-    add.u32 %r9, %r9, %r3;
-    st.shared.u32 [%r9], %r2;
-    ld.param.u32 %r5, [n];
-    mov.u32 %r6, 7;
-    mov.u32 %r4, 0;
-LOOP:
-    add.u32 %r4, %r4, 1;
-    setp.lt.u32 %p1, %r4, %r5;
-    @%p1 bra LOOP;
-    ld.shared.u32 %r7, [%r9];
-    add.u32 %r8, %r7, %r6;
-    ld.param.u64 %rd1, [out];
-    cvta.to.global.u64 %rd2, %rd1;
-    mul.wide.u32 %rd3, %r1, 4;
-    add.u64 %rd4, %rd2, %rd3;
-    st.global.u32 [%rd4], %r8;
-    ret;
-}
-"""
-LOOP_PC = 9          # instruction index of the LOOP label
+SPIN_PTX = spin_ptx("cudbg_spin")
+LOOP_PC = SPIN_LOOP_PC
 THREADS = 64         # two warps
 
 FAULT_CU = r"""
