@@ -7,7 +7,7 @@ import pytest
 from gpudbg.driver import commands as C
 from gpudbg.driver import watchdog
 from gpudbg.driver.channel import Channel
-from gpudbg.runtime.errors import mcError_t
+from gpudbg.driver.status import CUresult
 from gpudbg.sim import registers as R
 from gpudbg.sim.gpu import SimGPU
 from gpudbg.sim.memory.spaces import AllocationKind
@@ -66,7 +66,7 @@ def test_a_value_nobody_writes_is_a_hang(gpu):
     ch = Channel(gpu, 4)
     fence = ch.push([wait_value(f.base)])
     ch.wait(fence)                      # returns: the watchdog broke the hang
-    assert ch.error.code == mcError_t.mcErrorLaunchTimeout
+    assert ch.error.status == CUresult.CUDA_ERROR_LAUNCH_TIMEOUT
     msg = ch.error.message
     assert f"fence {fence} of channel {ch.name} (ring 0)" in msg
     assert f"WAIT_VALUE at ring word 0 (iova 0x{ch.ring.base:x})" in msg
@@ -86,7 +86,7 @@ def test_a_chain_of_waits_names_the_root(gpu):
     msg = b.error.message
     assert "SEM_ACQUIRE at ring word 0" in msg and f"the fence of channel {a.name}" in msg
     assert f"channel {a.name} (ring 0) is blocked at WAIT_VALUE" in msg
-    assert b.error.code == mcError_t.mcErrorLaunchTimeout
+    assert b.error.status == CUresult.CUDA_ERROR_LAUNCH_TIMEOUT
     assert a.error is None           # only the waiter's group is stopped
     f.data[0] = 1
     with gpu.cv:

@@ -9,7 +9,7 @@ from gpudbg_fakes import make_kernel, report  # noqa: E402
 
 from gpudbg.driver import commands as C  # noqa: E402
 from gpudbg.driver.channel import Channel  # noqa: E402
-from gpudbg.runtime.errors import mcError_t  # noqa: E402
+from gpudbg.driver.status import CUresult  # noqa: E402
 from gpudbg.sim.faults import CUDBGException, HangKind, KernelFault  # noqa: E402
 from gpudbg.sim.frontend import error_code_for  # noqa: E402
 from gpudbg.sim.gpu import SimGPU  # noqa: E402
@@ -81,7 +81,7 @@ def test_acquire_blocks_only_its_channel(gpu):
 def test_fault_discards_group_and_retires_fences(gpu):
     gpu.rec.gate.clear()
     seen = []
-    gpu.fault_listeners.append(lambda group, err: seen.append((group, err.code)))
+    gpu.fault_listeners.append(lambda group, err: seen.append((group, err.status)))
     a, b, other = Channel(gpu, 7), Channel(gpu, 7), Channel(gpu, 8)
     fa = a.push([launch_cmd(gpu, make_kernel("boom"), 1)])
     fa2 = a.push([launch_cmd(gpu, make_kernel("never"), 2)])
@@ -90,10 +90,10 @@ def test_fault_discards_group_and_retires_fences(gpu):
     fb = b.push([C.make(C.Opcode.SEM_ACQUIRE, address=sem.base, value=1)])   # never satisfied
     gpu.rec.gate.set()
     a.wait(fa2), b.wait(fb)
-    assert a.error.code is mcError_t.mcErrorIllegalAddress and a.error.report.kernel == "boom"
+    assert a.error.status is CUresult.CUDA_ERROR_ILLEGAL_ADDRESS and a.error.report.kernel == "boom"
     assert b.error is a.error
     assert a.completed >= fa2 and b.completed >= fb
-    assert seen == [(7, mcError_t.mcErrorIllegalAddress)]
+    assert seen == [(7, CUresult.CUDA_ERROR_ILLEGAL_ADDRESS)]
     assert [n for n, _ in gpu.rec.order] == ["boom"]
     # late pushes to a dead channel retire at once; other groups are untouched
     late = a.push([C.make(C.Opcode.MEMSET, dst=flag.base, value=9, element_size=1, count=1)])
@@ -116,7 +116,7 @@ def test_decode_error_and_bad_address_become_channel_errors(gpu):
     ch2 = Channel(gpu, 4)
     f = ch2.push([C.make(C.Opcode.COPY, src=0x10, dst=0x20, size=4)])
     ch2.wait(f)
-    assert ch2.error.code is mcError_t.mcErrorIllegalAddress
+    assert ch2.error.status is CUresult.CUDA_ERROR_ILLEGAL_ADDRESS
     assert "COPY" in ch2.error.message
 
 
@@ -128,7 +128,7 @@ def test_internal_error_does_not_kill_the_device_thread():
         ch = Channel(g, 1)
         f = ch.push([launch_cmd(g, make_kernel("k"), 1)])
         ch.wait(f)
-        assert ch.error.code is mcError_t.mcErrorLaunchFailure and "ZeroDivisionError" in ch.error.message
+        assert ch.error.status is CUresult.CUDA_ERROR_LAUNCH_FAILED and "ZeroDivisionError" in ch.error.message
         assert isinstance(g.internal_errors[0], ZeroDivisionError)
         ok = Channel(g, 2)
         ok.wait(ok.push([C.make(C.Opcode.HOST_NOTIFY, token=42)]))
@@ -146,7 +146,7 @@ def test_kill_group_waits_for_in_flight_work(gpu):
         gpu.cv.wait_for(lambda: gpu.frontend.busy is ch, 5)
     from gpudbg.driver.fence import ChannelError
     t = threading.Thread(target=gpu.frontend.kill_group,
-                         args=(5, ChannelError(mcError_t.mcErrorContextIsDestroyed, "reset")))
+                         args=(5, ChannelError(CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED, "reset")))
     t.start()
     t.join(0.05)
     assert t.is_alive()
@@ -157,12 +157,12 @@ def test_kill_group_waits_for_in_flight_work(gpu):
 
 
 @pytest.mark.parametrize("kind,code", [
-    (CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS, mcError_t.mcErrorIllegalAddress),
-    (CUDBGException.CUDBG_EXCEPTION_WARP_OUT_OF_RANGE_ADDRESS, mcError_t.mcErrorIllegalAddress),
-    (CUDBGException.CUDBG_EXCEPTION_WARP_MISALIGNED_ADDRESS, mcError_t.mcErrorMisalignedAddress),
-    (CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION, mcError_t.mcErrorIllegalInstruction),
-    (CUDBGException.CUDBG_EXCEPTION_WARP_ASSERT, mcError_t.mcErrorAssert),
-    (CUDBGException.CUDBG_EXCEPTION_LANE_SYSCALL_ERROR, mcError_t.mcErrorLaunchFailure),
+    (CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS, CUresult.CUDA_ERROR_ILLEGAL_ADDRESS),
+    (CUDBGException.CUDBG_EXCEPTION_WARP_OUT_OF_RANGE_ADDRESS, CUresult.CUDA_ERROR_ILLEGAL_ADDRESS),
+    (CUDBGException.CUDBG_EXCEPTION_WARP_MISALIGNED_ADDRESS, CUresult.CUDA_ERROR_MISALIGNED_ADDRESS),
+    (CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION, CUresult.CUDA_ERROR_ILLEGAL_INSTRUCTION),
+    (CUDBGException.CUDBG_EXCEPTION_WARP_ASSERT, CUresult.CUDA_ERROR_ASSERT),
+    (CUDBGException.CUDBG_EXCEPTION_LANE_SYSCALL_ERROR, CUresult.CUDA_ERROR_LAUNCH_FAILED),
 ])
 def test_fault_kind_to_error_code(kind, code):
     assert error_code_for(report(kind)) is code
@@ -170,4 +170,4 @@ def test_fault_kind_to_error_code(kind, code):
 
 def test_hang_is_launch_timeout():
     assert error_code_for(report(CUDBGException.CUDBG_EXCEPTION_NONE, HangKind.INSTRUCTION_BUDGET)) \
-        is mcError_t.mcErrorLaunchTimeout
+        is CUresult.CUDA_ERROR_LAUNCH_TIMEOUT

@@ -121,7 +121,7 @@ def sticky_faults(since: int = 0) -> list[DeviceFault]:
     """
     from gpudbg.driver.engine import get_engine
     from gpudbg.runtime import mc
-    from gpudbg.runtime.errors import mcError_t
+    from gpudbg.runtime.errors import from_status, mcError_t
 
     engine = get_engine()
     if not engine.initialized:
@@ -141,7 +141,7 @@ def sticky_faults(since: int = 0) -> list[DeviceFault]:
         mc.mcSetDevice(previous)
     for ctx, error in list(engine.fault_log)[since:]:   # contexts destroyed after a fault
         if ctx.destroyed:
-            faults.append(DeviceFault(ctx.fault_report, f"{error.code.name}: {error.message} "
+            faults.append(DeviceFault(ctx.fault_report, f"{from_status(error.status).name}: {error.message} "
                                       f"(the context was destroyed since)", FaultOrigin.STICKY,
                                       ctx.device.ordinal))
     return faults

@@ -28,7 +28,7 @@ from typing import Any, Callable
 import numpy as np
 
 from gpudbg.driver import commands as C
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim.memory.spaces import AllocationKind
 
 _tokens = itertools.count(1)
@@ -113,11 +113,11 @@ class HostWorker:
                 cv.notify_all()
 
     def _call(self, p: _Pending, error: Any) -> None:
-        if error is not None and error.code is mcError_t.mcErrorContextIsDestroyed:
+        if error is not None and error.status is CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED:
             return
         try:
             if p.kind is HostKind.CALLBACK:
-                status = mcError_t.mcSuccess if error is None else error.code
+                status = CUresult.CUDA_SUCCESS if error is None else error.status
                 p.fn(p.handle, status, p.user_data)
             elif error is None:
                 p.fn(p.user_data)
@@ -140,7 +140,7 @@ def enqueue(stream: Any, kind: HostKind, fn: Callable[..., Any], user_data: Any,
     """Queue a host function in stream order (captured as a host node while
     the stream captures)."""
     if not callable(fn):
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{kind.value} {fn!r} is not callable")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{kind.value} {fn!r} is not callable")
     if stream.capture is not None:
         from gpudbg.driver import capture
         capture.add_node(stream, _host_node_kind(), host_kind=kind, fn=fn, user_data=user_data,

@@ -29,7 +29,7 @@ from typing import Any, Iterable
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.graph import Graph, GraphNode, NodeKind, kind_of
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.runtime.stream_types import mcStreamCaptureMode as Mode, mcStreamCaptureStatus as Status
 from gpudbg.sim.memory.spaces import AllocationKind
 
@@ -72,7 +72,7 @@ def exchange_mode(mode: int) -> Mode:
     try:
         new = Mode(mode)
     except ValueError:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{mode!r} is not an mcStreamCaptureMode") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{mode!r} is not an mcStreamCaptureMode") from None
     old, _thread.mode = _thread.mode, new
     return old
 
@@ -98,7 +98,7 @@ def check_unsafe_call(what: str) -> None:
     if blockers:
         for s in blockers:
             s.invalidate(f"{what} was called during the capture")
-        raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported,
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                           f"{what} is not permitted while {blockers[0]!r} is active "
                           f"(thread capture mode {_thread.mode.name})")
 
@@ -108,12 +108,12 @@ def begin(stream: Any, mode: int) -> CaptureSequence:
     try:
         m = Mode(mode)
     except ValueError:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{mode!r} is not an mcStreamCaptureMode") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{mode!r} is not an mcStreamCaptureMode") from None
     if stream.is_legacy:
-        raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported, "the legacy stream cannot be captured")
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the legacy stream cannot be captured")
     with stream.context.lock:
         if stream.capture is not None:
-            raise DriverError(mcError_t.mcErrorIllegalState, f"{stream!r} is already capturing")
+            raise EngineError(CUresult.CUDA_ERROR_ILLEGAL_STATE, f"{stream!r} is already capturing")
         seq = CaptureSequence(stream, m)
         stream.capture = seq
         stream.capture_deps = []
@@ -146,25 +146,25 @@ def end(stream: Any) -> Graph:
     with stream.context.lock:
         seq = stream.capture
         if seq is None:
-            raise DriverError(mcError_t.mcErrorIllegalState, f"{stream!r} is not capturing")
+            raise EngineError(CUresult.CUDA_ERROR_ILLEGAL_STATE, f"{stream!r} is not capturing")
         if seq.origin is not stream:
             seq.invalidate(f"mcStreamEndCapture was called on joined {stream!r}, not on the origin")
-            raise DriverError(mcError_t.mcErrorStreamCaptureUnmatched,
+            raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
                               f"{stream!r} joined {seq!r}; end it on {seq.origin!r}")
         if seq.mode is not Mode.mcStreamCaptureModeRelaxed and seq.thread != threading.get_ident():
-            raise DriverError(mcError_t.mcErrorStreamCaptureWrongThread,
+            raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
                               f"{seq!r} ({seq.mode.name}) must be ended by the thread that began it")
         if seq.status is Status.mcStreamCaptureStatusInvalidated:
             _leave(seq)
             seq.graph.destroy()
-            raise DriverError(mcError_t.mcErrorStreamCaptureInvalidated,
+            raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
                               f"{seq!r} was invalidated: {seq.reason}")
         joined = _reachable(stream.capture_deps)
         for s in seq.streams:
             if s is not stream and not set(s.capture_deps) <= joined:
                 _leave(seq)
                 seq.graph.destroy()
-                raise DriverError(mcError_t.mcErrorStreamCaptureUnjoined,
+                raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNJOINED,
                                   f"{s!r} forked from {seq!r} was not joined back into {stream!r}")
         _leave(seq)
         return seq.graph
@@ -180,7 +180,7 @@ def check_query(stream: Any) -> None:
     """Capture-status queries on the legacy stream are refused while a
     blocking stream of the context captures (it would be implicitly joined)."""
     if stream.is_legacy and _capturing_blocking(stream.context):
-        raise DriverError(mcError_t.mcErrorStreamCaptureImplicit,
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
                           "the legacy stream is unusable while a blocking stream captures")
 
 
@@ -197,7 +197,7 @@ def check_implicit(stream: Any, commands: Any = ()) -> None:
     if blockers:
         for s in blockers:
             s.capture.invalidate("the legacy stream was used during the capture")
-        _refuse(stream, list(commands), mcError_t.mcErrorStreamCaptureImplicit,
+        _refuse(stream, list(commands), CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT,
                 f"work on the legacy stream would depend on capturing {blockers[0]!r}")
 
 
@@ -206,11 +206,11 @@ def check_not_capturing(stream: Any, what: str) -> None:
     check_query(stream)
     if stream.capture is not None:
         stream.capture.invalidate(f"{what} was called on a capturing stream")
-        raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported,
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                           f"{what} is not permitted on capturing {stream!r}")
 
 
-def _refuse(stream: Any, commands: list[C.Command], code: mcError_t, message: str) -> None:
+def _refuse(stream: Any, commands: list[C.Command], code: CUresult, message: str) -> None:
     """Free the per-call driver memory the refused commands point at (the
     caller will not), then raise."""
     gpu = stream.context.gpu
@@ -220,13 +220,13 @@ def _refuse(stream: Any, commands: list[C.Command], code: mcError_t, message: st
                 a = gpu.memory.find(cmd.fields[name])
                 if a is not None and a.kind in (AllocationKind.STAGING, AllocationKind.LAUNCH):
                     gpu.free_internal(a)
-    raise DriverError(code, message)
+    raise EngineError(code, message)
 
 
 def record_commands(stream: Any, commands: list[C.Command]) -> GraphNode:
     seq = stream.capture
     if seq.status is not Status.mcStreamCaptureStatusActive:
-        _refuse(stream, commands, mcError_t.mcErrorStreamCaptureInvalidated,
+        _refuse(stream, commands, CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
                 f"{seq!r} was invalidated: {seq.reason}")
     gpu = stream.context.gpu
     for cmd in commands:
@@ -234,7 +234,7 @@ def record_commands(stream: Any, commands: list[C.Command]) -> GraphNode:
             a = gpu.memory.find(cmd.fields[name]) if name in cmd.fields else None
             if a is not None and a.kind is AllocationKind.STAGING:
                 seq.invalidate("a copy to or from pageable host memory was captured")
-                _refuse(stream, commands, mcError_t.mcErrorStreamCaptureUnsupported,
+                _refuse(stream, commands, CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                         "copies to or from pageable host memory cannot be captured (use pinned memory)")
     return add_node(stream, kind_of(commands), commands)
 
@@ -244,7 +244,7 @@ def add_node(stream: Any, kind: NodeKind, commands: list[C.Command] | None = Non
     """Append a node after the stream's dependencies; it becomes the only one."""
     seq = stream.capture
     if seq.status is not Status.mcStreamCaptureStatusActive:
-        raise DriverError(mcError_t.mcErrorStreamCaptureInvalidated, f"{seq!r} was invalidated: {seq.reason}")
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, f"{seq!r} was invalidated: {seq.reason}")
     node = seq.graph.add(kind, stream.capture_deps, commands, **payload)
     stream.capture_deps = [node]
     return node
@@ -269,13 +269,13 @@ def join(stream: Any, seq: CaptureSequence, nodes: Iterable[GraphNode]) -> None:
     if stream.capture is not None:
         stream.capture.invalidate("a wait crossed into another capture sequence")
         seq.invalidate("a wait crossed into another capture sequence")
-        raise DriverError(mcError_t.mcErrorStreamCaptureIsolation,
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
                           f"{stream!r} captures {stream.capture!r}; it cannot depend on {seq!r}")
     if stream.is_legacy:
         seq.invalidate("the legacy stream waited on an event of the capture")
-        raise DriverError(mcError_t.mcErrorStreamCaptureImplicit, "the legacy stream cannot join a capture")
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "the legacy stream cannot join a capture")
     if seq.status is not Status.mcStreamCaptureStatusActive:
-        raise DriverError(mcError_t.mcErrorStreamCaptureInvalidated, f"{seq!r} was invalidated: {seq.reason}")
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, f"{seq!r} was invalidated: {seq.reason}")
     stream.capture = seq
     stream.capture_deps = nodes
     seq.streams.append(stream)
@@ -284,17 +284,17 @@ def join(stream: Any, seq: CaptureSequence, nodes: Iterable[GraphNode]) -> None:
 def update_dependencies(stream: Any, nodes: Any, count: int, flags: int) -> None:
     seq = stream.capture
     if seq is None:
-        raise DriverError(mcError_t.mcErrorIllegalState, f"{stream!r} is not capturing")
+        raise EngineError(CUresult.CUDA_ERROR_ILLEGAL_STATE, f"{stream!r} is not capturing")
     if flags not in (0, 1):
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"flags must be mcStreamAddCaptureDependencies or mcStreamSetCaptureDependencies, got {flags!r}")
     nodes = list(nodes or [])
     if count != len(nodes):
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"numDependencies={count} but {len(nodes)} nodes were given")
     for n in nodes:
         if not isinstance(n, GraphNode) or n.graph is not seq.graph:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"{n!r} is not a node of {seq!r}'s graph")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{n!r} is not a node of {seq!r}'s graph")
     if seq.status is not Status.mcStreamCaptureStatusActive:
-        raise DriverError(mcError_t.mcErrorStreamCaptureInvalidated, f"{seq!r} was invalidated: {seq.reason}")
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, f"{seq!r} was invalidated: {seq.reason}")
     stream.capture_deps = nodes if flags == 1 else list(dict.fromkeys(stream.capture_deps + nodes))

@@ -20,7 +20,7 @@ from gpudbg.driver import capture
 from gpudbg.driver.fence import ChannelError
 from gpudbg.driver.memory import MemoryManager
 from gpudbg.driver.stream import NON_BLOCKING, Stream, StreamKind
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 
 _ids = itertools.count(1)
 
@@ -36,7 +36,7 @@ class Context:
         self.engine = engine
         self.flags = flags
         self.lock = threading.RLock()
-        self.sticky: DriverError | None = None
+        self.sticky: EngineError | None = None
         self.fault_report: Any = None
         self.destroyed = False
         self.memory = MemoryManager(self, engine.uva)
@@ -63,16 +63,16 @@ class Context:
         """Called by the front end (device thread, GPU lock held)."""
         if group != self.id or self.sticky is not None:
             return
-        self.sticky = DriverError(error.code, error.message)
+        self.sticky = EngineError(error.status, error.message)
         self.fault_report = error.report
         self.engine.fault_log.append((self, self.sticky))
 
     def check(self) -> None:
         """Raise the context's sticky error, if any."""
         if self.destroyed:
-            raise DriverError(mcError_t.mcErrorContextIsDestroyed, f"{self!r} was destroyed")
+            raise EngineError(CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED, f"{self!r} was destroyed")
         if self.sticky is not None:
-            raise DriverError(self.sticky.code, self.sticky.message)
+            raise EngineError(self.sticky.status, self.sticky.message)
 
     # ------------------------------------------------------------ streams
     def all_streams(self) -> list[Stream]:
@@ -80,7 +80,7 @@ class Context:
 
     def create_stream(self, flags: int = 0, priority: int = 0) -> Stream:
         if flags & ~NON_BLOCKING:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown stream flags 0x{flags:x}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"unknown stream flags 0x{flags:x}")
         with self.lock:
             s = Stream(self, flags, priority=priority)
             self.streams.append(s)
@@ -104,17 +104,17 @@ class Context:
                 return s
         if isinstance(handle, Stream):
             if handle.destroyed:
-                raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{handle!r} was destroyed")
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{handle!r} was destroyed")
             if handle.context is not self:
-                raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                                   f"{handle!r} belongs to {handle.context!r}, not the current {self!r}")
             return handle
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{handle!r} is not a stream handle")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{handle!r} is not a stream handle")
 
     def destroy_stream(self, stream: Stream) -> None:
         """Returns at once; the channel is released once its work is done."""
         if stream.kind is not StreamKind.CREATED:
-            raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                               f"the {stream.kind.value} cannot be destroyed")
         with self.lock:
             stream.destroyed = True
@@ -172,7 +172,7 @@ class Context:
         if self.destroyed:
             return
         debug_port.notify("context_event", self.gpu, "destroy", self.id)
-        self.gpu.frontend.kill_group(self.id, ChannelError(mcError_t.mcErrorContextIsDestroyed,
+        self.gpu.frontend.kill_group(self.id, ChannelError(CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED,
                                                            "context destroyed"))
         self.gpu.flush_printf()
         with self.lock:

@@ -25,10 +25,10 @@ from typing import Any, Mapping, Sequence
 
 from gpudbg.driver import launch_config
 from gpudbg.driver import module as _module
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.runtime.exec_types import mcCooperativeLaunchMultiDeviceFlags as MDF, mcLaunchParams
 
-_INVALID = mcError_t.mcErrorInvalidValue
+_INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 
 def _dim3(name: str, d: Any) -> tuple[int, int, int]:
@@ -37,9 +37,9 @@ def _dim3(name: str, d: Any) -> tuple[int, int, int]:
     try:
         t = tuple(d)
     except TypeError:
-        raise DriverError(_INVALID, f"{name} must be an int or up to 3 ints") from None
+        raise EngineError(_INVALID, f"{name} must be an int or up to 3 ints") from None
     if not 1 <= len(t) <= 3:
-        raise DriverError(_INVALID, f"{name} must have 1 to 3 dimensions")
+        raise EngineError(_INVALID, f"{name} must have 1 to 3 dimensions")
     return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
 
 
@@ -58,7 +58,7 @@ def launch_cooperative(context: Any, function: Any, grid: Any, block: Any, share
                        stream: Any, args: Sequence[Any] | None) -> int:
     """mcLaunchCooperativeKernel: validate, check co-residency, launch."""
     if not isinstance(function, _module.Function):
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{function!r} is not a function handle")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{function!r} is not a function handle")
     g, b = _dim3("gridDim", grid), _dim3("blockDim", block)
     g, b = _module.validate_launch(context, function, g, b, shared_bytes)
     launch_config.check_cooperative(function, g, b, shared_bytes)
@@ -73,25 +73,25 @@ def _entry(p: Any) -> mcLaunchParams:
         try:
             return mcLaunchParams(**p)
         except TypeError as e:
-            raise DriverError(_INVALID, f"bad mcLaunchParams {dict(p)!r}: {e}") from None
-    raise DriverError(_INVALID, f"launch parameters must be mcLaunchParams, not {type(p).__name__}")
+            raise EngineError(_INVALID, f"bad mcLaunchParams {dict(p)!r}: {e}") from None
+    raise EngineError(_INVALID, f"launch parameters must be mcLaunchParams, not {type(p).__name__}")
 
 
 def resolve(engine: Any, params: Any, num_devices: Any) -> list[Part]:
     if isinstance(num_devices, bool) or not isinstance(num_devices, int) or num_devices < 1:
-        raise DriverError(_INVALID, f"numDevices must be an int >= 1, got {num_devices!r}")
+        raise EngineError(_INVALID, f"numDevices must be an int >= 1, got {num_devices!r}")
     if num_devices > engine.device_count():
-        raise DriverError(_INVALID, f"numDevices {num_devices} exceeds the {engine.device_count()} devices")
+        raise EngineError(_INVALID, f"numDevices {num_devices} exceeds the {engine.device_count()} devices")
     if params is None:
-        raise DriverError(_INVALID, "launchParamsList is NULL")
+        raise EngineError(_INVALID, "launchParamsList is NULL")
     entries = list(params)
     if len(entries) < num_devices:
-        raise DriverError(_INVALID, f"launchParamsList has {len(entries)} entries, numDevices is {num_devices}")
+        raise EngineError(_INVALID, f"launchParamsList has {len(entries)} entries, numDevices is {num_devices}")
     parts = []
     for p in map(_entry, entries[:num_devices]):
         f = p.func
         if not isinstance(f, _module.Function) or f.module.unloaded:
-            raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} is not a loaded function handle")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{f!r} is not a loaded function handle")
         ctx = f.module.context
         ctx.check()
         stream = ctx.stream(p.stream)
@@ -114,17 +114,17 @@ def launch_multi_device(engine: Any, params: Any, num_devices: Any, flags: Any) 
     """mcLaunchCooperativeKernelMultiDevice."""
     allowed = int(MDF.mcCooperativeLaunchMultiDeviceNoPreSync | MDF.mcCooperativeLaunchMultiDeviceNoPostSync)
     if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 or flags & ~allowed:
-        raise DriverError(_INVALID, f"unknown multi-device launch flags {flags!r}")
+        raise EngineError(_INVALID, f"unknown multi-device launch flags {flags!r}")
     parts = resolve(engine, params, num_devices)
     devices = [p.context.device.ordinal for p in parts]
     if len(set(devices)) != len(devices):
-        raise DriverError(mcError_t.mcErrorInvalidDevice,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_DEVICE,
                           f"a multi-device cooperative launch needs distinct devices, got {devices}")
     first = parts[0]
     for p in parts[1:]:
         if (p.function.name, p.grid, p.block, p.shared) != (first.function.name, first.grid, first.block,
                                                             first.shared):
-            raise DriverError(_INVALID, "every device of a multi-device cooperative launch must run the same "
+            raise EngineError(_INVALID, "every device of a multi-device cooperative launch must run the same "
                                         "kernel with the same grid, block and shared memory size")
     for p in parts:
         launch_config.check_cooperative(p.function, p.grid, p.block, p.shared)
@@ -143,5 +143,5 @@ def launch_multi_kernel(engine: Any, params: Any, num_devices: Any, flags: Any) 
     """mcExtLaunchMultiKernelMultiDevice: any kernels, one per entry,
     enqueued together; flags are reserved and must be 0."""
     if isinstance(flags, bool) or not isinstance(flags, int) or flags != 0:
-        raise DriverError(_INVALID, f"flags must be 0, got {flags!r}")
+        raise EngineError(_INVALID, f"flags must be 0, got {flags!r}")
     _submit_all(resolve(engine, params, num_devices))

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from gpudbg.sim import debug_port
 from gpudbg.driver.context import Context, ThreadState
 from gpudbg.driver.memory import UVARegistry
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim.device_model import DeviceModel
 from gpudbg.sim.gpu import SimGPU
 
@@ -73,10 +73,10 @@ def _device_count_from_env() -> int:
     try:
         n = int(raw)
     except ValueError:
-        raise DriverError(mcError_t.mcErrorInitializationError,
+        raise EngineError(CUresult.CUDA_ERROR_NOT_INITIALIZED,
                           f"GPUDBG_DEVICES={raw!r} is not an integer") from None
     if not 0 <= n <= MAX_DEVICES:
-        raise DriverError(mcError_t.mcErrorInitializationError,
+        raise EngineError(CUresult.CUDA_ERROR_NOT_INITIALIZED,
                           f"GPUDBG_DEVICES={n} must be between 0 and {MAX_DEVICES}")
     return n
 
@@ -93,7 +93,7 @@ def _parse_default_stream(raw: str, source: str) -> bool:
         return False
     if value == "per-thread":
         return True
-    raise DriverError(mcError_t.mcErrorInitializationError,
+    raise EngineError(CUresult.CUDA_ERROR_NOT_INITIALIZED,
                       f"{source}={raw!r} must be 'legacy', 'null' or 'per-thread'")
 
 
@@ -117,7 +117,7 @@ class Engine:
     # ------------------------------------------------------------ init
     def init(self, flags: int = 0) -> None:
         if flags != 0:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"init flags must be 0, got {flags!r}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"init flags must be 0, got {flags!r}")
         with self.lock:
             if self.initialized:
                 return
@@ -140,10 +140,10 @@ class Engine:
     def device(self, ordinal: Any) -> Device:
         self.ensure_init()
         if not self.devices:
-            raise DriverError(mcError_t.mcErrorNoDevice, "no simulated devices (GPUDBG_SIM_DEVICES=0)")
+            raise EngineError(CUresult.CUDA_ERROR_NO_DEVICE, "no simulated devices (GPUDBG_SIM_DEVICES=0)")
         if isinstance(ordinal, bool) or not isinstance(ordinal, int) \
                 or not 0 <= ordinal < len(self.devices):
-            raise DriverError(mcError_t.mcErrorInvalidDevice,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_DEVICE,
                               f"device {ordinal!r} is not in 0..{len(self.devices) - 1}")
         return self.devices[ordinal]
 
@@ -180,7 +180,7 @@ class Engine:
 
     def pop_context(self) -> Context:
         if not self.threads.stack:
-            raise DriverError(mcError_t.mcErrorInvalidValue, "the context stack is empty")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "the context stack is empty")
         ctx = self.threads.stack.pop()
         debug_port.notify("context_event", ctx.gpu, "pop", ctx.id)
         return ctx

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from gpudbg.driver import commands as C
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim import timing
 from gpudbg.sim.memory.spaces import AllocationKind
 
@@ -48,9 +48,9 @@ ELAPSED_INTER_DEVICE = 0x1
 class Event:
     def __init__(self, context: Any, flags: int = 0):
         if flags & ~EVENT_FLAGS:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown event flags 0x{flags:x}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"unknown event flags 0x{flags:x}")
         if flags & INTERPROCESS and not flags & DISABLE_TIMING:
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               "mcEventInterprocess requires mcEventDisableTiming")
         self.id = next(_ids)
         self.context = context
@@ -78,9 +78,9 @@ class Event:
     # ------------------------------------------------------------ recording
     def record(self, stream: Any, flags: int = 0) -> None:
         if flags & ~RECORD_EXTERNAL:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown event record flags 0x{flags:x}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"unknown event record flags 0x{flags:x}")
         if stream.context.gpu is not self.context.gpu:
-            raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                               f"{self!r} and {stream!r} are on different devices")
         if stream.capture is not None:
             from gpudbg.driver import capture, graph
@@ -89,7 +89,7 @@ class Event:
             self.captured = (stream.capture, tuple(stream.capture_deps))
             return
         if flags & RECORD_EXTERNAL:
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               "mcEventRecordExternal is only valid while the stream captures")
         cmds = [] if self.slot is None else [C.make(C.Opcode.TIMESTAMP, address=self.slot.base)]
         self.value = stream.submit(cmds)
@@ -107,7 +107,7 @@ class Event:
 
     def _refuse_if_captured(self, what: str) -> None:
         if self.in_active_capture():
-            raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported,
+            raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                               f"{what} on {self!r}, last recorded inside an active capture")
 
     # ------------------------------------------------------------ completion
@@ -127,7 +127,7 @@ class Event:
 
     def make_wait(self, stream: Any, flags: int = 0) -> None:
         if flags & ~WAIT_EXTERNAL:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown event wait flags 0x{flags:x}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"unknown event wait flags 0x{flags:x}")
         from gpudbg.driver import capture, graph
         if self.in_active_capture():
             seq, nodes = self.captured
@@ -138,11 +138,11 @@ class Event:
                 capture.add_node(stream, graph.NodeKind.WAIT_EVENT, event=self)
                 return
             stream.capture.invalidate(f"waited on {self!r}, recorded outside the capture")
-            raise DriverError(mcError_t.mcErrorStreamCaptureIsolation,
+            raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_ISOLATION,
                               f"{stream!r} is capturing; {self!r} was recorded outside the capture "
                               f"(use mcEventWaitExternal)")
         if flags & WAIT_EXTERNAL:
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               "mcEventWaitExternal is only valid while the stream captures")
         if self.semaphore is None:
             return
@@ -182,34 +182,34 @@ def _free_slots_on_teardown(context: Any) -> None:
 
 def _timing_of(e: Event, role: str) -> None:
     if e.timing_disabled:
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                           f"{role} event {e!r} was created with mcEventDisableTiming")
     if e.in_active_capture():
-        raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported,
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                           f"{role} event {e!r} was recorded inside an active capture")
     if not e.timed:
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{role} event {e!r} was never recorded")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{role} event {e!r} was never recorded")
 
 
 def elapsed_ms(start: Event, stop: Event, flags: int = 0) -> float:
     """mcEventElapsedTime(WithFlags)."""
     if isinstance(flags, bool) or not isinstance(flags, int) or flags & ~ELAPSED_INTER_DEVICE:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"unknown elapsed-time flags {flags!r}")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"unknown elapsed-time flags {flags!r}")
     for role, e in (("start", start), ("stop", stop)):
         if not isinstance(e, Event) or e.destroyed:
-            raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{role} {e!r} is not a live event")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{role} {e!r} is not a live event")
     inter = bool(flags & ELAPSED_INTER_DEVICE)
     if start.context.gpu is not stop.context.gpu and not inter:
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                           "the events are on different devices (pass mcEventElapsedTimeInterDevice)")
     _timing_of(start, "start")
     _timing_of(stop, "stop")
     for e in (start, stop):
         if not e.done():
-            raise DriverError(mcError_t.mcErrorNotReady, f"{e!r} has not completed")
+            raise EngineError(CUresult.CUDA_ERROR_NOT_READY, f"{e!r} has not completed")
     for e in (start, stop):
         if e.semaphore.error is not None:
-            raise DriverError(e.semaphore.error.code, f"{e!r}'s stream failed: {e.semaphore.error.message}")
+            raise EngineError(e.semaphore.error.status, f"{e!r}'s stream failed: {e.semaphore.error.message}")
     khz0 = start.context.device.model.clock_rate_khz
     khz1 = stop.context.device.model.clock_rate_khz
     if khz0 == khz1:
@@ -220,8 +220,8 @@ def elapsed_ms(start: Event, stop: Event, flags: int = 0) -> float:
 
 def check_event(context: Any, handle: Any) -> Event:
     if not isinstance(handle, Event) or handle.destroyed:
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{handle!r} is not a live event")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{handle!r} is not a live event")
     if handle.context is not context:
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                           f"{handle!r} belongs to another context")
     return handle

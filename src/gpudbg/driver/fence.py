@@ -23,7 +23,7 @@ class ChannelError:
     """Why a channel stopped: the error code its context reports and the
     fault report (None for a reset or an internal front-end error)."""
 
-    code: Any  # mcError_t
+    status: Any  # CUresult
     message: str
     report: Any = None  # gpudbg.sim.faults.FaultReport
 

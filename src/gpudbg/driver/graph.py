@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.fence import Marker
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 
 _node_ids = itertools.count(1)
 _graph_ids = itertools.count(1)
@@ -210,15 +210,15 @@ class GraphExec:
 
 def check_graph(context: Any, handle: Any) -> Graph:
     if not isinstance(handle, Graph) or handle.destroyed:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{handle!r} is not a live graph")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{handle!r} is not a live graph")
     if handle.context is not context:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{handle!r} belongs to another context")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{handle!r} belongs to another context")
     return handle
 
 
 def check_exec(context: Any, handle: Any) -> GraphExec:
     if not isinstance(handle, GraphExec) or handle.destroyed:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{handle!r} is not a live graph exec")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{handle!r} is not a live graph exec")
     if handle.context is not context:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{handle!r} belongs to another context")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{handle!r} belongs to another context")
     return handle

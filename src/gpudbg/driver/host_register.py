@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind
 
-INVALID = mcError_t.mcErrorInvalidValue
+INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 READ_ONLY_FLAG = 0x8
 GUARD = 256        # unmapped bytes after the range, like an allocation's redzone
 
@@ -54,10 +54,10 @@ def host_bytes(obj: Any) -> np.ndarray:
     try:
         mv = memoryview(obj)
     except TypeError:
-        raise DriverError(INVALID, f"host memory must be a buffer-protocol object (numpy array, "
+        raise EngineError(INVALID, f"host memory must be a buffer-protocol object (numpy array, "
                                    f"bytearray), not {type(obj).__name__}") from None
     if not mv.c_contiguous:
-        raise DriverError(INVALID, "host buffer must be C-contiguous")
+        raise EngineError(INVALID, "host buffer must be C-contiguous")
     return np.frombuffer(mv.cast("B") if mv.nbytes else mv, dtype=np.uint8)
 
 
@@ -87,11 +87,11 @@ class HostRegistry:
                 if address < r.host_end:
                     if end <= r.host_end:
                         return r, address - r.host_address
-                    raise DriverError(INVALID, f"host range 0x{address:x}+{nbytes} runs past the "
+                    raise EngineError(INVALID, f"host range 0x{address:x}+{nbytes} runs past the "
                                                f"end of the {r.size}-byte registered range")
             j = i + 1
             if j < len(self._regs) and self._regs[j].host_address < end:
-                raise DriverError(INVALID, f"host range 0x{address:x}+{nbytes} is partly "
+                raise EngineError(INVALID, f"host range 0x{address:x}+{nbytes} is partly "
                                            f"registered memory; it must be all registered or none")
             return None
 
@@ -110,10 +110,10 @@ class HostRegistry:
     def register(self, context: Any, obj: Any, size: int, flags: int) -> Registration:
         arr = host_bytes(obj)
         if size <= 0 or size > arr.size:
-            raise DriverError(INVALID, f"sizeBytes={size} must be in 1..{arr.size} (the buffer's size)")
+            raise EngineError(INVALID, f"sizeBytes={size} must be in 1..{arr.size} (the buffer's size)")
         read_only = bool(flags & READ_ONLY_FLAG)
         if not arr.flags.writeable and not read_only:
-            raise DriverError(INVALID, "the buffer is read-only; register it with "
+            raise EngineError(INVALID, "the buffer is read-only; register it with "
                                        "mcHostRegisterReadOnly")
         arr = arr[:size]
         start = host_address(arr)
@@ -123,7 +123,7 @@ class HostRegistry:
             clash = (i >= 0 and self._regs[i].host_end > start) or \
                 (i + 1 < len(self._regs) and self._regs[i + 1].host_address < start + size)
             if clash:
-                raise DriverError(mcError_t.mcErrorHostMemoryAlreadyRegistered,
+                raise EngineError(CUresult.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
                                   f"host range 0x{start:x}+{size} overlaps a registered range")
             with gpu.cv:
                 base = gpu.memory.reserve(size + GUARD, align=4096)
@@ -153,7 +153,7 @@ class HostRegistry:
             found = self.lookup_buffer(obj, 1) if host_bytes(obj).size else None
             reg = found[0] if found is not None and found[1] == 0 else None
         if reg is None:
-            raise DriverError(mcError_t.mcErrorHostMemoryNotRegistered,
+            raise EngineError(CUresult.CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
                               f"{_describe(obj)} is not the start of a registered host range")
         return reg
 

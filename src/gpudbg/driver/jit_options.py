@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 
 
 class mcJitOption(enum.IntEnum):
@@ -205,18 +205,18 @@ def _int_value(opt: mcJitOption, v: Any) -> int:
         return int(v)
     if isinstance(v, (int, np.integer)):
         return int(v)
-    raise DriverError(mcError_t.mcErrorInvalidValue, f"{opt.name} needs an integer value, got {v!r}")
+    raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{opt.name} needs an integer value, got {v!r}")
 
 
 def _buffer(opt: mcJitOption, v: Any) -> Any:
     try:
         view = memoryview(v)
     except TypeError:
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"{opt.name} needs a writable buffer (bytearray, numpy array), got "
                           f"{type(v).__name__}") from None
     if view.readonly:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{opt.name} buffer is read-only")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{opt.name} buffer is read-only")
     return v
 
 
@@ -224,23 +224,23 @@ def parse_options(numOptions: Any, options: Any, optionValues: Any) -> JitOption
     """Validate (numOptions, options, optionValues); mcErrorInvalidValue
     names the first bad option."""
     if isinstance(numOptions, bool) or not isinstance(numOptions, (int, np.integer)) or numOptions < 0:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"numOptions must be an int >= 0, got {numOptions!r}")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"numOptions must be an int >= 0, got {numOptions!r}")
     n = int(numOptions)
     if n == 0:
         return JitOptions()
     opts = list(options) if options is not None else []
     vals = optionValues if isinstance(optionValues, list) else list(optionValues or [])
     if len(opts) < n or len(vals) < n:
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"numOptions is {n} but {len(opts)} options and {len(vals)} values were given")
     out = JitOptions(holder=optionValues if isinstance(optionValues, list) else None)
     for i in range(n):
         try:
             opt = mcJitOption(int(opts[i]))
         except (ValueError, TypeError):
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"options[{i}] = {opts[i]!r} is not an mcJitOption") from None
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"options[{i}] = {opts[i]!r} is not an mcJitOption") from None
         if opt in out.values:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"option {opt.name} given twice")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"option {opt.name} given twice")
         out.slots[opt] = i
         v = vals[i]
         out.values[opt] = _validate(opt, v)
@@ -248,20 +248,20 @@ def parse_options(numOptions: Any, options: Any, optionValues: Any) -> JitOption
                               (O.mcJitErrorLogBuffer, O.mcJitErrorLogBufferSizeBytes)):
         if buf_opt in out.values and size_opt in out.values \
                 and out.values[size_opt] > _capacity(out.values[buf_opt]):
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"{size_opt.name} = {out.values[size_opt]} exceeds the "
                               f"{_capacity(out.values[buf_opt])}-byte buffer of {buf_opt.name}")
     names, addrs, count = (out.values.get(O.mcJitGlobalSymbolNames), out.values.get(O.mcJitGlobalSymbolAddresses),
                            out.values.get(O.mcJitGlobalSymbolCount))
     if count is not None and ((names is not None and len(names) != count) or
                               (addrs is not None and len(addrs) != count)):
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"mcJitGlobalSymbolCount is {count} but names/addresses have other lengths")
     return out
 
 
 def _validate(opt: mcJitOption, v: Any) -> Any:
-    bad = mcError_t.mcErrorInvalidValue
+    bad = CUresult.CUDA_ERROR_INVALID_VALUE
     if opt in _OUTPUT_ONLY or opt in _NO_VALUE:
         return v
     if opt in (O.mcJitInfoLogBuffer, O.mcJitErrorLogBuffer):
@@ -269,11 +269,11 @@ def _validate(opt: mcJitOption, v: Any) -> Any:
     if opt in (O.mcJitGlobalSymbolNames, O.mcJitGlobalSymbolAddresses, O.mcJitReferencedKernelNames,
                O.mcJitReferencedVariableNames):
         if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
-            raise DriverError(bad, f"{opt.name} needs a list, got {v!r}")
+            raise EngineError(bad, f"{opt.name} needs a list, got {v!r}")
         return list(v)
     x = _int_value(opt, v)
     if opt in _BOOL and x not in (0, 1):
-        raise DriverError(bad, f"{opt.name} is a flag (0 or 1), got {x}")
+        raise EngineError(bad, f"{opt.name} is a flag (0 or 1), got {x}")
     limits = {O.mcJitMaxRegisters: (1, 255), O.mcJitThreadsPerBlock: (1, 1024),
               O.mcJitMaxThreadsPerBlock: (1, 1024), O.mcJitOptimizationLevel: (0, 4),
               O.mcJitInfoLogBufferSizeBytes: (0, 2**32 - 1), O.mcJitErrorLogBufferSizeBytes: (0, 2**32 - 1),
@@ -282,20 +282,20 @@ def _validate(opt: mcJitOption, v: Any) -> Any:
     if opt in limits:
         lo, hi = limits[opt]
         if not lo <= x <= hi:
-            raise DriverError(bad, f"{opt.name} must be in {lo}..{hi}, got {x}")
+            raise EngineError(bad, f"{opt.name} must be in {lo}..{hi}, got {x}")
     if opt is O.mcJitTarget and x not in JIT_TARGETS:
-        raise DriverError(bad, f"mcJitTarget {x} is not an mcJitTarget (compute_XX as XX: "
+        raise EngineError(bad, f"mcJitTarget {x} is not an mcJitTarget (compute_XX as XX: "
                                f"{', '.join(map(str, sorted(JIT_TARGETS)))})")
     if opt is O.mcJitFallbackStrategy:
         try:
             return mcJitFallback(x)
         except ValueError:
-            raise DriverError(bad, f"mcJitFallbackStrategy must be 0 (prefer PTX) or 1 (prefer binary), got {x}") from None
+            raise EngineError(bad, f"mcJitFallbackStrategy must be 0 (prefer PTX) or 1 (prefer binary), got {x}") from None
     if opt is O.mcJitCacheMode:
         try:
             return mcJitCacheMode(x)
         except ValueError:
-            raise DriverError(bad, f"mcJitCacheMode must be 0 (none), 1 (cg) or 2 (ca), got {x}") from None
+            raise EngineError(bad, f"mcJitCacheMode must be 0 (none), 1 (cg) or 2 (ca), got {x}") from None
     return x
 
 
@@ -305,7 +305,7 @@ def check_input_type(value: Any) -> mcJitInputType:
             raise TypeError
         return mcJitInputType(int(value))
     except (TypeError, ValueError):
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{value!r} is not an mcJitInputType") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{value!r} is not an mcJitInputType") from None
 
 
 __all__ = ["mcJitOption", "mcJitInputType", "mcJitCacheMode", "mcJitFallback", "JitOptions",

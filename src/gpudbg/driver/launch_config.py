@@ -17,13 +17,13 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import Cause, CUresult, EngineError
 from gpudbg.runtime.exec_types import (
     mcFuncAttribute, mcFuncAttributes, mcOccupancyFlags, mcSharedmemCarveoutDefault,
 )
 from gpudbg.sim.device_model import occupancy
 
-_INVALID = mcError_t.mcErrorInvalidValue
+_INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 
 @dataclass
@@ -39,9 +39,9 @@ def check_function(function: Any) -> Any:
     """The Function handle, or mcErrorInvalidDeviceFunction."""
     from gpudbg.driver.module import Function
     if not isinstance(function, Function):
-        raise DriverError(mcError_t.mcErrorInvalidDeviceFunction, f"{function!r} is not a device function")
+        raise EngineError(Cause.DEVICE_FUNCTION, f"{function!r} is not a device function")
     if function.module.unloaded:
-        raise DriverError(mcError_t.mcErrorInvalidDeviceFunction, f"{function!r} belongs to an unloaded module")
+        raise EngineError(Cause.DEVICE_FUNCTION, f"{function!r} belongs to an unloaded module")
     return function
 
 
@@ -64,19 +64,19 @@ def set_attribute(function: Any, attr: Any, value: Any) -> None:
     except ValueError:
         which = None
     if which is None:
-        raise DriverError(_INVALID, f"{attr!r} is not a settable mcFuncAttribute")
+        raise EngineError(_INVALID, f"{attr!r} is not a settable mcFuncAttribute")
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DriverError(_INVALID, f"attribute value must be an int, got {value!r}")
+        raise EngineError(_INVALID, f"attribute value must be an int, got {value!r}")
     if which is mcFuncAttribute.mcFuncAttributeMaxDynamicSharedMemorySize:
         limit = model.shared_per_block_optin - function.kernel.static_shared
         if not 0 <= value <= limit:
-            raise DriverError(_INVALID, f"{function.name}: max dynamic shared memory {value} is outside "
+            raise EngineError(_INVALID, f"{function.name}: max dynamic shared memory {value} is outside "
                                         f"0..{limit} (opt-in limit {model.shared_per_block_optin} minus "
                                         f"{function.kernel.static_shared} static)")
         config(function).max_dynamic_shared = value
     else:
         if not (value == mcSharedmemCarveoutDefault or 0 <= value <= 100):
-            raise DriverError(_INVALID, f"preferred shared memory carveout {value} is not -1 or 0..100 percent")
+            raise EngineError(_INVALID, f"preferred shared memory carveout {value} is not -1 or 0..100 percent")
         config(function).preferred_carveout = value
 
 
@@ -120,18 +120,18 @@ def _var_size(v: Any) -> int:
 def _flags(flags: Any) -> None:
     if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 \
             or flags & ~int(mcOccupancyFlags.mcOccupancyDisableCachingOverride):
-        raise DriverError(_INVALID, f"unknown occupancy flags {flags!r}")
+        raise EngineError(_INVALID, f"unknown occupancy flags {flags!r}")
 
 
 def _positive(name: str, v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-        raise DriverError(_INVALID, f"{name} must be an int > 0, got {v!r}")
+        raise EngineError(_INVALID, f"{name} must be an int > 0, got {v!r}")
     return v
 
 
 def _non_negative(name: str, v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-        raise DriverError(_INVALID, f"{name} must be an int >= 0, got {v!r}")
+        raise EngineError(_INVALID, f"{name} must be an int >= 0, got {v!r}")
     return v
 
 
@@ -173,7 +173,7 @@ def max_potential_block_size(function: Any, dynamic_shared: int | Callable[[int]
         b = min(limit, aligned)
         smem = smem_of(b)
         if isinstance(smem, bool) or not isinstance(smem, int) or smem < 0:
-            raise DriverError(_INVALID, f"the dynamic shared memory function returned {smem!r} for "
+            raise EngineError(_INVALID, f"the dynamic shared memory function returned {smem!r} for "
                                         f"block size {b}")
         n = blocks_per_sm(function, b, smem)
         if n * b > best_threads:
@@ -213,6 +213,6 @@ def check_cooperative(function: Any, grid: tuple[int, int, int], block: tuple[in
     per_sm = blocks_per_sm(function, threads, shared_bytes)
     cap = per_sm * model.sm_count
     if nblocks > cap:
-        raise DriverError(mcError_t.mcErrorCooperativeLaunchTooLarge,
+        raise EngineError(CUresult.CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
                           f"cooperative launch of {function.name} with {nblocks} blocks: at most "
                           f"{per_sm} blocks per SM x {model.sm_count} SMs = {cap} can be resident at once")

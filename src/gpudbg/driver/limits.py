@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudbg.driver import commands as C
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.runtime.exec_types import (
     mcDeviceFlags, mcDeviceScheduleMask, mcFuncCache_t, mcLimit_t, mcSharedMemConfig,
 )
@@ -37,17 +37,17 @@ MAX_L2_FETCH_GRANULARITY = 128
 DEFAULT_L2_FETCH_GRANULARITY = 32
 DEFAULT_PENDING_LAUNCH_COUNT = 2048
 _DEVICE_FLAG_BITS = 0x1F
-_INVALID = mcError_t.mcErrorInvalidValue
+_INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 
 # ------------------------------------------------------------------ limits
 def _limit(limit: Any) -> mcLimit_t:
     if isinstance(limit, bool) or not isinstance(limit, int):
-        raise DriverError(_INVALID, f"limit must be an mcLimit_t, got {limit!r}")
+        raise EngineError(_INVALID, f"limit must be an mcLimit_t, got {limit!r}")
     try:
         return mcLimit_t(limit)
     except ValueError:
-        raise DriverError(mcError_t.mcErrorUnsupportedLimit, f"{limit!r} is not an mcLimit_t") from None
+        raise EngineError(CUresult.CUDA_ERROR_UNSUPPORTED_LIMIT, f"{limit!r} is not an mcLimit_t") from None
 
 
 def _table(ctx: Any) -> dict:
@@ -71,7 +71,7 @@ _KEYS = {
 def _no_sync_depth(which: mcLimit_t, ctx: Any) -> None:
     if which is mcLimit_t.mcLimitDevRuntimeSyncDepth:
         cc = ctx.device.model.compute_capability
-        raise DriverError(mcError_t.mcErrorUnsupportedLimit,
+        raise EngineError(CUresult.CUDA_ERROR_UNSUPPORTED_LIMIT,
                           f"mcLimitDevRuntimeSyncDepth does not exist on compute capability "
                           f"{cc[0]}.{cc[1]} (device-side mcDeviceSynchronize was removed in 9.0)")
 
@@ -85,7 +85,7 @@ def get_limit(ctx: Any, limit: Any) -> int:
 def set_limit(ctx: Any, limit: Any, value: Any) -> None:
     which = _limit(limit)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise DriverError(_INVALID, f"limit value must be an int >= 0, got {value!r}")
+        raise EngineError(_INVALID, f"limit value must be an int >= 0, got {value!r}")
     _no_sync_depth(which, ctx)
     model = ctx.device.model
     used = _usage(ctx)
@@ -93,26 +93,26 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
     if which is mcLimit_t.mcLimitStackSize:
         v = -(-value // STACK_GRANULE) * STACK_GRANULE
         if v > MAX_STACK_SIZE:
-            raise DriverError(_INVALID, f"stack size {value} exceeds the {MAX_STACK_SIZE} bytes of "
+            raise EngineError(_INVALID, f"stack size {value} exceeds the {MAX_STACK_SIZE} bytes of "
                                         f"local memory a thread can have")
     elif which is mcLimit_t.mcLimitPrintfFifoSize:
         if "printf" in used:
-            raise DriverError(_INVALID, "mcLimitPrintfFifoSize cannot change after a kernel that "
+            raise EngineError(_INVALID, "mcLimitPrintfFifoSize cannot change after a kernel that "
                                         "uses printf was launched in this context")
         v = value
     elif which is mcLimit_t.mcLimitMallocHeapSize:
         if "heap" in used or getattr(ctx.gpu, "heap", None) is not None:
-            raise DriverError(_INVALID, "mcLimitMallocHeapSize cannot change after a kernel that "
+            raise EngineError(_INVALID, "mcLimitMallocHeapSize cannot change after a kernel that "
                                         "uses malloc/free was launched in this context")
         if value == 0:
-            raise DriverError(_INVALID, "the malloc heap size must be positive")
+            raise EngineError(_INVALID, "the malloc heap size must be positive")
         if value > model.global_memory:
-            raise DriverError(mcError_t.mcErrorMemoryAllocation,
+            raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY,
                               f"a {value}-byte heap does not fit in {model.global_memory} bytes of memory")
         v = value
     elif which is mcLimit_t.mcLimitDevRuntimePendingLaunchCount:
         if value == 0:
-            raise DriverError(_INVALID, "the pending launch count must be at least 1")
+            raise EngineError(_INVALID, "the pending launch count must be at least 1")
         v = value
     elif which is mcLimit_t.mcLimitMaxL2FetchGranularity:
         v = min(value, MAX_L2_FETCH_GRANULARITY)   # a hint, clamped as the seed allows
@@ -183,14 +183,14 @@ def _active(device: Any) -> bool:
 
 def set_flags(device: Any, flags: Any) -> None:
     if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 or flags & ~_DEVICE_FLAG_BITS:
-        raise DriverError(_INVALID, f"unknown device flags {flags!r} (valid bits 0x{_DEVICE_FLAG_BITS:x})")
+        raise EngineError(_INVALID, f"unknown device flags {flags!r} (valid bits 0x{_DEVICE_FLAG_BITS:x})")
     sched = flags & mcDeviceScheduleMask
     if sched not in (0, 1, 2, 4):
-        raise DriverError(_INVALID, f"device flags 0x{flags:x} name more than one schedule mode")
+        raise EngineError(_INVALID, f"device flags 0x{flags:x} name more than one schedule mode")
     s = settings(device)
     implicit = int(mcDeviceFlags.mcDeviceMapHost)
     if _active(device) and (s.flags | implicit) != (flags | implicit):
-        raise DriverError(mcError_t.mcErrorSetOnActiveProcess,
+        raise EngineError(CUresult.CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE,
                           f"device {device.ordinal} is already active with flags 0x{s.flags | implicit:x}; "
                           f"mcDeviceReset it before changing its flags")
     s.flags = flags
@@ -208,7 +208,7 @@ def set_cache_config(device: Any, config: Any) -> None:
     except ValueError:
         value = None
     if value is None:
-        raise DriverError(_INVALID, f"{config!r} is not an mcFuncCache_t")
+        raise EngineError(_INVALID, f"{config!r} is not an mcFuncCache_t")
     settings(device).cache_config = value
 
 
@@ -218,7 +218,7 @@ def set_shared_mem_config(device: Any, config: Any) -> None:
     except ValueError:
         value = None
     if value is None:
-        raise DriverError(_INVALID, f"{config!r} is not an mcSharedMemConfig")
+        raise EngineError(_INVALID, f"{config!r} is not an mcSharedMemConfig")
     settings(device).shared_mem_config = value
 
 

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 from gpudbg.driver.jit_options import JitOptions, mcJitInputType
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import Cause, CUresult, EngineError
 from gpudbg.sim.program import BUILTINS
 
 STRONG, WEAK, COMMON = 2, 1, 0
@@ -83,8 +83,8 @@ def _is_linked_var(v: ir.VariableDecl) -> bool:
     return v.space in ("global", "const")
 
 
-def _fail(code: mcError_t, msg: str) -> DriverError:
-    return DriverError(code, f"link error: {msg}")
+def _fail(code: CUresult, msg: str) -> EngineError:
+    return EngineError(code, f"link error: {msg}")
 
 
 # ------------------------------------------------------------------ resolution
@@ -106,11 +106,11 @@ def _collect(inputs: Sequence[LinkInput]) -> dict[str, _Def]:
         if len(kinds) > 1:
             a = next(d for d in ds if d.kind == "function")
             b = next(d for d in ds if d.kind == "variable")
-            raise _fail(mcError_t.mcErrorDuplicateVariableName,
+            raise _fail(Cause.DUPLICATE_VARIABLE_NAME,
                         f"{name} is a function in {inputs[a.input].name} and a variable in {inputs[b.input].name}")
         strong = [d for d in ds if d.strength == STRONG]
         if len(strong) > 1:
-            raise _fail(mcError_t.mcErrorDuplicateVariableName,
+            raise _fail(Cause.DUPLICATE_VARIABLE_NAME,
                         f"duplicate definition of {ds[0].kind} {name} in {inputs[strong[0].input].name} "
                         f"and {inputs[strong[1].input].name}")
         if strong:
@@ -129,14 +129,14 @@ def _check_externs(inputs: Sequence[LinkInput], winners: dict[str, _Def]) -> Non
                 continue
             w = winners.get(f.name)
             if w is None:
-                raise _fail(mcError_t.mcErrorSymbolNotFound,
+                raise _fail(CUresult.CUDA_ERROR_NOT_FOUND,
                             f"unresolved external function {f.name} declared in {inp.name}: no input defines it")
             if w.kind != "function":
-                raise _fail(mcError_t.mcErrorInvalidImage,
+                raise _fail(CUresult.CUDA_ERROR_INVALID_IMAGE,
                             f"{inp.name} declares {f.name} as a function but {inputs[w.input].name} "
                             f"defines it as a variable")
             if len(f.params) != len(w.obj.params) or len(f.returns) != len(w.obj.returns):
-                raise _fail(mcError_t.mcErrorInvalidImage,
+                raise _fail(CUresult.CUDA_ERROR_INVALID_IMAGE,
                             f"{inp.name} declares {f.name} with {len(f.params)} parameters and "
                             f"{len(f.returns)} results, {inputs[w.input].name} defines it with "
                             f"{len(w.obj.params)} and {len(w.obj.returns)}")
@@ -145,17 +145,17 @@ def _check_externs(inputs: Sequence[LinkInput], winners: dict[str, _Def]) -> Non
                 continue
             w = winners.get(v.name)
             if w is None:
-                raise _fail(mcError_t.mcErrorSymbolNotFound,
+                raise _fail(CUresult.CUDA_ERROR_NOT_FOUND,
                             f"unresolved external variable {v.name} (.extern .{v.space}) declared in "
                             f"{inp.name}: no input defines it")
             if w.kind != "variable" or w.obj.space != v.space:
                 what = "a function" if w.kind != "variable" else f"a .{w.obj.space} variable"
-                raise _fail(mcError_t.mcErrorInvalidImage,
+                raise _fail(CUresult.CUDA_ERROR_INVALID_IMAGE,
                             f"{inp.name} declares {v.name} as .extern .{v.space} but "
                             f"{inputs[w.input].name} defines it as {what}")
             need = _var_bytes(v)
             if need and need > _var_bytes(w.obj):
-                raise _fail(mcError_t.mcErrorInvalidImage,
+                raise _fail(CUresult.CUDA_ERROR_INVALID_IMAGE,
                             f"{inp.name} declares {v.name} with {need} bytes but {inputs[w.input].name} "
                             f"defines only {_var_bytes(w.obj)}")
 
@@ -232,13 +232,13 @@ def _signature(p: ir.Function) -> tuple:
 
 # ------------------------------------------------------------------ merge
 def link_modules(inputs: Sequence[LinkInput]) -> tuple[ir.Module, list[str]]:
-    """One module from all inputs, and the link log; DriverError on a
+    """One module from all inputs, and the link log; EngineError on a
     duplicate, unresolved or mismatched symbol."""
     if not inputs:
-        raise DriverError(mcError_t.mcErrorInvalidValue, "link error: no inputs were added")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "link error: no inputs were added")
     sizes = {inp.module.address_size for inp in inputs}
     if len(sizes) > 1:
-        raise _fail(mcError_t.mcErrorInvalidImage,
+        raise _fail(CUresult.CUDA_ERROR_INVALID_IMAGE,
                     "inputs mix address sizes " + ", ".join(f"{i.name}: {i.module.address_size}" for i in inputs))
     winners = _collect(inputs)
     _check_externs(inputs, winners)
@@ -365,11 +365,11 @@ class LinkState:
         if isinstance(data, (str, bytes, bytearray, memoryview)):
             raw = data.encode() if isinstance(data, str) else bytes(data)
             if isinstance(size, bool) or not isinstance(size, int) or not 0 < size <= len(raw) + 1:
-                raise DriverError(mcError_t.mcErrorInvalidValue,
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                                   f"size must be 1..{len(raw) + 1} for this {len(raw)}-byte input, got {size!r}")
             raw = raw[:size]
         elif kind is mcJitInputType.mcJitInputPtx or isinstance(data, bool) or not isinstance(data, int):
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"data must be str or bytes (or a pointer for binary inputs), not {type(data).__name__}")
         else:
             raw = M._read_pointer(self.context, data)
@@ -379,7 +379,7 @@ class LinkState:
         elif kind is mcJitInputType.mcJitInputFatBinary:
             texts.append((label, M.image_to_ptx(self.context, raw, fatbin_only=True)))
         elif kind is mcJitInputType.mcJitInputCubin:
-            raise DriverError(mcError_t.mcErrorNoBinaryForGpu,
+            raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU,
                               f"{label}: a cubin is SASS for a real NVIDIA GPU; the simulator links PTX only")
         elif kind is mcJitInputType.mcJitInputObject:
             texts.append((label, M.image_to_ptx(self.context, raw)))
@@ -387,7 +387,7 @@ class LinkState:
             try:
                 members = FB.ar_members(raw)
             except FB.FatbinError as e:
-                raise DriverError(mcError_t.mcErrorInvalidImage, f"{label}: {e}") from None
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"{label}: {e}") from None
             for mname, body in members:
                 try:
                     has_code = body.startswith(b"\x7fELF") and bool(FB.elf_fatbins(body)[0])
@@ -396,9 +396,9 @@ class LinkState:
                 if has_code:
                     texts.append((f"{label}({mname})", M.image_to_ptx(self.context, body)))
             if not texts:
-                raise DriverError(mcError_t.mcErrorInvalidImage, f"{label}: no member holds device code")
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"{label}: no member holds device code")
         else:
-            raise DriverError(mcError_t.mcErrorJitCompilerNotFound,
+            raise EngineError(CUresult.CUDA_ERROR_JIT_COMPILER_NOT_FOUND,
                               f"{label}: NVVM IR inputs need libNVVM for link-time optimisation, which the "
                               f"simulator does not include; add PTX instead")
         for tname, text in texts:
@@ -414,7 +414,7 @@ class LinkState:
             if self.options.target is not None:
                 from gpudbg.driver.module import _check_target
                 _check_target(self.context, module, self.options)
-        except DriverError as e:
+        except EngineError as e:
             self.options.write_outputs("\n".join(self.log) + "\n", e.message + "\n",
                                        (time.perf_counter() - t0) * 1e3)
             raise

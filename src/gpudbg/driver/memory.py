@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from gpudbg.driver.host_register import HostRegistry, Registration
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind, InvalidFree, OutOfMemory
 
 USER_KINDS = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.HOST_PINNED,
@@ -125,7 +125,7 @@ class MemoryManager:
               align: int = 256) -> int:
         """Allocate; size 0 gives the null pointer, as the API specifies."""
         if not isinstance(size, int) or size < 0:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"size must be a non-negative int, got {size!r}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"size must be a non-negative int, got {size!r}")
         if size == 0:
             return 0
         from gpudbg.driver import capture
@@ -133,7 +133,7 @@ class MemoryManager:
         try:
             a = self.gpu.alloc_internal(size, kind, label or kind.value, align=align)
         except OutOfMemory as e:
-            raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
+            raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
         self.registry.record(self.gpu, a, self.context, flags)
         self.live[a.base] = a
         return a.base
@@ -141,7 +141,7 @@ class MemoryManager:
     def free(self, ptr: int, kinds: Iterable[AllocationKind], api: str) -> None:
         """Free a user pointer of one of `kinds`; the null pointer is a no-op."""
         if not isinstance(ptr, int):
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: pointer must be an int, got {ptr!r}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{api}: pointer must be an int, got {ptr!r}")
         if ptr == 0:
             return
         a = self.live.get(ptr)
@@ -156,11 +156,11 @@ class MemoryManager:
         if a.kind not in kinds:
             what = "pinned host memory (use mcFreeHost)" if a.kind is AllocationKind.HOST_PINNED \
                 else f"a {a.kind.value} allocation"
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}(0x{ptr:x}): pointer is {what}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{api}(0x{ptr:x}): pointer is {what}")
         try:
             self.gpu.free_internal(a)
         except InvalidFree as e:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: {e.reason}") from None
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{api}: {e.reason}") from None
         del self.live[ptr]
         self.attachments.pop(ptr, None)
         self.registry.forget(self.gpu, ptr)
@@ -168,16 +168,16 @@ class MemoryManager:
     def _explain_bad_free(self, ptr: int, api: str) -> None:
         mem = self.gpu.memory
         if self.registry.host.by_device_address(ptr) is not None:
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"{api}: 0x{ptr:x} is registered host memory; use mcHostUnregister")
         if any(f.base == ptr for f in mem.freed_allocations()):
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"{api}: double free of 0x{ptr:x}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{api}: double free of 0x{ptr:x}")
         inside = self.registry.resolve(ptr)
         if inside is not None:
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"{api}: 0x{ptr:x} points {inside.offset} bytes into the allocation "
                               f"at 0x{inside.allocation.base:x}, not at its start")
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"{api}: 0x{ptr:x} was not returned by an allocation function")
 
     # ------------------------------------------------------------ registered host memory
@@ -203,7 +203,7 @@ class MemoryManager:
         """(effective mcMemAttach* flags, stream or None) of a managed allocation."""
         info = self.registry.resolve(ptr)
         if info is None or info.kind is not AllocationKind.MANAGED:
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"0x{ptr:x} is not managed memory")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"0x{ptr:x} is not managed memory")
         owner = info.context.memory if info.context is not None else self
         with self.registry.lock:
             entry = owner.attachments.get(info.allocation.base)

@@ -35,13 +35,13 @@ import numpy as np
 from gpudbg.driver import commands as C
 from gpudbg.driver import vmm as _vmm
 from gpudbg.driver.memory import PointerInfo
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim.memory.allocations import MapAccess
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind, OutOfMemory
 
 CHUNK_GRANULARITY = _vmm.GRANULARITY
 BLOCK_ALIGN = 256
-INVALID = mcError_t.mcErrorInvalidValue
+INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 EXPORT_MAGIC = b"GPDBGPTR"
 _ids = itertools.count(1)
 
@@ -145,7 +145,7 @@ class MemPool:
 
     def check(self) -> None:
         if self.destroyed or self.ctx.destroyed:
-            raise DriverError(INVALID, f"{self!r} was destroyed")
+            raise EngineError(INVALID, f"{self!r} was destroyed")
 
     # ------------------------------------------------------------ attributes
     def get_attribute(self, attr: PoolAttr) -> int:
@@ -162,16 +162,16 @@ class MemPool:
     def set_attribute(self, attr: PoolAttr, value: int) -> None:
         if attr in WATERMARKS:
             if value != 0:
-                raise DriverError(INVALID, f"{attr.name} can only be reset to 0, not {value}")
+                raise EngineError(INVALID, f"{attr.name} can only be reset to 0, not {value}")
             if attr is PoolAttr.RESERVED_MEM_HIGH:
                 self.reserved_high = self.reserved
             else:
                 self.used_high = self.used
             return
         if attr in (PoolAttr.RESERVED_MEM_CURRENT, PoolAttr.USED_MEM_CURRENT):
-            raise DriverError(INVALID, f"{attr.name} is read-only")
+            raise EngineError(INVALID, f"{attr.name} is read-only")
         if attr in BOOL_ATTRS and value not in (0, 1):
-            raise DriverError(INVALID, f"{attr.name} is a boolean (0 or 1), not {value}")
+            raise EngineError(INVALID, f"{attr.name} is a boolean (0 or 1), not {value}")
         self.attrs[attr] = value
 
     # ------------------------------------------------------------ placement
@@ -211,7 +211,7 @@ class MemPool:
         if self.max_size and self.reserved + size > self.max_size:
             self.trim_to(0, completed_ok=opportunistic)
             if self.reserved + size > self.max_size:
-                raise DriverError(mcError_t.mcErrorMemoryAllocation,
+                raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY,
                                   f"{self!r}: {size} more bytes exceed its maxSize {self.max_size}")
         for attempt in (0, 1):
             try:
@@ -220,7 +220,7 @@ class MemPool:
                 break
             except OutOfMemory as e:
                 if attempt or not self.trim_to(0, completed_ok=opportunistic):
-                    raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
+                    raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
         c = Chunk(base, size, [Extent(base, size)])
         self.chunks.append(c)
         self.reserved_high = max(self.reserved_high, self.reserved)
@@ -230,7 +230,7 @@ class MemPool:
     def allocate(self, size: int, stream: Any) -> int:
         self.check()
         if size <= 0:
-            raise DriverError(INVALID, f"allocation size must be positive, got {size}")
+            raise EngineError(INVALID, f"allocation size must be positive, got {size}")
         span = _align(size, BLOCK_ALIGN)
         with self.registry.lock:
             found = self._find(span, stream)
@@ -329,7 +329,7 @@ class MemPool:
         """Returns at once; chunks go back once no block is outstanding."""
         self.check()
         if self.default:
-            raise DriverError(INVALID, f"{self!r} is a device's default pool and cannot be destroyed")
+            raise EngineError(INVALID, f"{self!r} is a device's default pool and cannot be destroyed")
         self.destroyed = True
         self.registry.forget_current(self)
         self.observe()
@@ -402,10 +402,10 @@ class PoolRegistry:
 
     def set_current(self, device: Any, pool: Any) -> None:
         if not isinstance(pool, MemPool):
-            raise DriverError(INVALID, f"{pool!r} is not a memory pool that allocations can come from")
+            raise EngineError(INVALID, f"{pool!r} is not a memory pool that allocations can come from")
         pool.check()
         if pool.device is not device:
-            raise DriverError(INVALID, f"{pool!r} is not local to device {device.ordinal}")
+            raise EngineError(INVALID, f"{pool!r} is not local to device {device.ordinal}")
         with self.lock:
             self.current[device.ordinal] = pool
 
@@ -417,7 +417,7 @@ class PoolRegistry:
     def create(self, device: Any, handle_types: int, max_size: int) -> MemPool:
         _vmm.check_handle_types(handle_types, "mcMemPoolCreate")
         if max_size and max_size % CHUNK_GRANULARITY:
-            raise DriverError(INVALID, f"maxSize {max_size} is not a multiple of "
+            raise EngineError(INVALID, f"maxSize {max_size} is not a multiple of "
                                        f"{CHUNK_GRANULARITY} bytes")
         with self.lock:
             p = MemPool(self, device, handle_types, max_size)
@@ -441,10 +441,10 @@ class PoolRegistry:
     def block(self, ptr: Any, api: str) -> Block:
         b = self.blocks.get(ptr) if isinstance(ptr, int) and not isinstance(ptr, bool) else None
         if b is None:
-            raise DriverError(INVALID, f"{api}: {ptr!r} was not returned by a stream-ordered "
+            raise EngineError(INVALID, f"{api}: {ptr!r} was not returned by a stream-ordered "
                                        f"allocation")
         if b.freed:
-            raise DriverError(INVALID, f"{api}: 0x{ptr:x} was already freed (double free)")
+            raise EngineError(INVALID, f"{api}: 0x{ptr:x} was already freed (double free)")
         return b
 
     def free(self, ptr: Any, stream: Any, api: str) -> None:
@@ -469,10 +469,10 @@ class PoolRegistry:
     # ------------------------------------------------------------ sharing
     def export_pool(self, pool: Any, handle_type: int) -> int:
         if not isinstance(pool, MemPool):
-            raise DriverError(INVALID, f"{pool!r} is not an exportable memory pool")
+            raise EngineError(INVALID, f"{pool!r} is not an exportable memory pool")
         pool.check()
         if not pool.handle_types & handle_type:
-            raise DriverError(INVALID, f"{pool!r} was created without handle type 0x{handle_type:x} "
+            raise EngineError(INVALID, f"{pool!r} was created without handle type 0x{handle_type:x} "
                                        f"(handleTypes 0x{pool.handle_types:x})")
         return _vmm.state(self.engine).fds.add("memory pool", pool)
 
@@ -484,19 +484,19 @@ class PoolRegistry:
     def export_pointer(self, ptr: Any) -> bytes:
         b = self.block(ptr, "mcMemPoolExportPointer")
         if not b.pool.handle_types:
-            raise DriverError(INVALID, f"0x{ptr:x} comes from {b.pool!r}, which is not shareable "
+            raise EngineError(INVALID, f"0x{ptr:x} comes from {b.pool!r}, which is not shareable "
                                        f"(created with mcMemHandleTypeNone)")
         return EXPORT_MAGIC + struct.pack("<QQ", b.pool.id, b.ptr) + bytes(40)
 
     def import_pointer(self, pool: Any, data: bytes) -> int:
         if not isinstance(pool, ImportedPool):
-            raise DriverError(INVALID, f"{pool!r} is not a pool imported with "
+            raise EngineError(INVALID, f"{pool!r} is not a pool imported with "
                                        f"mcMemPoolImportFromShareableHandle")
         if len(data) != 64 or data[:8] != EXPORT_MAGIC:
-            raise DriverError(INVALID, "export data was not made by mcMemPoolExportPointer")
+            raise EngineError(INVALID, "export data was not made by mcMemPoolExportPointer")
         pool_id, ptr = struct.unpack_from("<QQ", data, 8)
         if pool_id != pool.source.id:
-            raise DriverError(INVALID, f"export data names pool {pool_id}, not {pool.source!r}")
+            raise EngineError(INVALID, f"export data names pool {pool_id}, not {pool.source!r}")
         b = self.block(ptr, "mcMemPoolImportPointer")
         b.imports += 1
         return ptr
@@ -523,11 +523,11 @@ def checked_pointer(engine: Any, ptr: int, info: PointerInfo | None, writable: b
     block = reg.containing(ptr) if reg is not None else None
     if block is not None:
         if block.freed:
-            raise DriverError(INVALID, f"{role}: 0x{ptr:x} is inside a freed {block.size}-byte "
+            raise EngineError(INVALID, f"{role}: 0x{ptr:x} is inside a freed {block.size}-byte "
                                        f"allocation at 0x{block.ptr:x} (freed by mcFreeAsync)")
         return PointerInfo(block.pool.gpu, block.record, ptr - block.ptr, block.pool.ctx, 0)
     if info is not None and info.allocation.mapped_in is not None:
         why = info.gpu.memory.access_denied(ptr, 1, writable)
         if why is not None:
-            raise DriverError(INVALID, f"{role}: 0x{ptr:x} {why}")
+            raise EngineError(INVALID, f"{role}: 0x{ptr:x} {why}")
     return info

@@ -30,7 +30,7 @@ from gpudbg.driver import launch_config, limits
 from gpudbg.driver.jit_options import JitOptions, mcJitCacheMode, mcJitOption
 from gpudbg.driver.linker import LinkedImage
 from gpudbg.driver.params import pack_params, unpack_extra
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import Cause, CUresult, EngineError
 from gpudbg.runtime.types import mcFunction_attribute
 from gpudbg.sim.device_model import occupancy
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
@@ -76,28 +76,28 @@ class Module:
 
     def get_function(self, name: str) -> Function:
         if not isinstance(name, str):
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"function name must be str, not {name!r}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"function name must be str, not {name!r}")
         f = self.functions.get(name)
         if f is None:
             known = ", ".join(sorted(self.functions)) or "none"
-            raise DriverError(mcError_t.mcErrorNotFound,
+            raise EngineError(CUresult.CUDA_ERROR_NOT_FOUND,
                               f"module {self.name} has no kernel {name!r} (kernels: {known})")
         return f
 
     def get_global(self, name: str) -> tuple[int, int]:
         if not isinstance(name, str):
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"global name must be str, not {name!r}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"global name must be str, not {name!r}")
         g = self.loaded.globals.get(name)
         if g is None:
             known = ", ".join(sorted(self.loaded.globals)) or "none"
-            raise DriverError(mcError_t.mcErrorNotFound,
+            raise EngineError(CUresult.CUDA_ERROR_NOT_FOUND,
                               f"module {self.name} has no global {name!r} (globals: {known})")
         return g
 
     def unload(self, sync: bool = True) -> None:
         ctx = self.context
         if self.unloaded:
-            raise DriverError(mcError_t.mcErrorNotFound, f"{self!r} is already unloaded")
+            raise EngineError(CUresult.CUDA_ERROR_NOT_FOUND, f"{self!r} is already unloaded")
         if sync:
             ctx.wait_idle_quietly()   # kernels of this module may still be queued
         if debug_port.attached() is not None:   # "about to be unloaded": its code is still there
@@ -137,7 +137,7 @@ def function_attribute(f: "Function", attrib: Any) -> int:
     except (TypeError, ValueError):
         a = None
     if a is None:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{attrib!r} is not an mcFunction_attribute")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{attrib!r} is not an mcFunction_attribute")
     r = launch_config.attributes(f)
     directives = getattr(f.kernel, "directives", None)
     cluster = directives.get("reqnctapercluster") if isinstance(directives, dict) else None
@@ -168,7 +168,7 @@ def _read_pointer(context: Any, ptr: int) -> bytes:
     end of its allocation: an image passed as `const void *`."""
     info = context.engine.uva.resolve(ptr) if ptr else None
     if info is None:
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"image pointer 0x{ptr:x} is not host-pinned or device memory of this process")
     with info.gpu.cv:
         return bytes(info.gpu.memory.read(info.address, info.remaining))
@@ -183,7 +183,7 @@ def _as_bytes(context: Any, image: Any) -> bytes | str:
         return image.tobytes()
     if isinstance(image, (int, np.integer)) and not isinstance(image, bool):
         return _read_pointer(context, int(image))
-    raise DriverError(mcError_t.mcErrorInvalidValue,
+    raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                       f"image must be PTX text, image bytes or a pointer, not {type(image).__name__}")
 
 
@@ -192,9 +192,9 @@ def _ptx_from_fatbin(context: Any, data: bytes) -> str:
         entry = FB.select_ptx(FB.parse_fatbin(data), context.device.model.compute_capability)
         return entry.ptx_text()
     except FB.NoImageForDevice as e:
-        raise DriverError(mcError_t.mcErrorNoKernelImageForDevice, str(e)) from None
+        raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU, str(e)) from None
     except (FB.FatbinError, FB.CompressedEntry) as e:
-        raise DriverError(mcError_t.mcErrorInvalidImage, f"fatbin: {e}") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"fatbin: {e}") from None
 
 
 def unwrap_fatbin(context: Any, data: bytes) -> bytes:
@@ -202,7 +202,7 @@ def unwrap_fatbin(context: Any, data: bytes) -> bytes:
     try:
         ptr = FB.parse_wrapper(data)
     except FB.FatbinError as e:
-        raise DriverError(mcError_t.mcErrorInvalidImage, str(e)) from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, str(e)) from None
     return _read_pointer(context, ptr)
 
 
@@ -210,13 +210,13 @@ def _ptx_from_elf(context: Any, data: bytes) -> str:
     try:
         sections, machine = FB.elf_fatbins(data)
     except FB.FatbinError as e:
-        raise DriverError(mcError_t.mcErrorInvalidImage, f"image is ELF but {e}") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"image is ELF but {e}") from None
     if machine == FB.EM_CUDA:
-        raise DriverError(mcError_t.mcErrorNoKernelImageForDevice,
+        raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU,
                           "image is a cubin (SASS for a real NVIDIA GPU); the simulator runs PTX only: "
                           "load the PTX or a fatbin that contains PTX")
     if not sections:
-        raise DriverError(mcError_t.mcErrorInvalidImage, "ELF image has no .nv_fatbin section")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, "ELF image has no .nv_fatbin section")
     return _ptx_from_fatbin(context, sections[0])
 
 
@@ -236,14 +236,14 @@ def image_to_ptx(context: Any, image: Any, fatbin_only: bool = False) -> str:
         try:
             text = data.split(b"\x00", 1)[0].decode("utf-8")
         except UnicodeDecodeError:
-            raise DriverError(mcError_t.mcErrorInvalidImage,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE,
                               "image is neither PTX text, a fatbin nor an ELF object") from None
     if fatbin_only:
-        raise DriverError(mcError_t.mcErrorInvalidImage,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE,
                           f"image is not a fatbinary (no magic 0x{FB.FATBIN_MAGIC:08X} or wrapper "
                           f"0x{FB.WRAPPER_MAGIC:08X}); use mcModuleLoadData for PTX")
     if ".version" not in text or ".target" not in text:
-        raise DriverError(mcError_t.mcErrorInvalidImage, "image is not PTX: no .version/.target directives")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, "image is not PTX: no .version/.target directives")
     return text
 
 
@@ -253,7 +253,7 @@ def parse_ptx(text: str, name: str) -> Any:
     try:
         return parse(text, name)
     except PTXParseError as e:
-        raise DriverError(mcError_t.mcErrorInvalidKernelFile, str(e)) from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_PTX, str(e)) from None
 
 
 # ------------------------------------------------------------------ loading
@@ -298,11 +298,11 @@ def _check_target(context: Any, module_ir: Any, jit: JitOptions) -> None:
     if target is None:
         return
     if target > cc:
-        raise DriverError(mcError_t.mcErrorNoKernelImageForDevice,
+        raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU,
                           f"mcJitTarget compute_{target} is newer than the device (sm_{cc})")
     arch = _ptx_arch(module_ir)
     if arch is not None and arch > target:
-        raise DriverError(mcError_t.mcErrorInvalidKernelFile,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_PTX,
                           f"PTX .target sm_{arch} cannot be compiled for mcJitTarget compute_{target}")
 
 
@@ -330,9 +330,9 @@ def load_ir(context: Any, ir_module: Any, name: str, jit: JitOptions | None = No
         with context.gpu.cv:
             loaded = load_module(context.gpu, ir_module)
     except OutOfMemory as e:
-        raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
+        raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     except Exception as e:  # LoadError, unsupported instruction: the message names the place
-        raise DriverError(mcError_t.mcErrorInvalidKernelFile, f"{type(e).__name__}: {e}") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_PTX, f"{type(e).__name__}: {e}") from None
     targeted = _apply_jit(context, loaded, jit)
     m = Module(context, loaded, name, jit)
     m.targeted_threads = targeted
@@ -353,7 +353,7 @@ def load_data(context: Any, image: Any, name: str = "<image>", options: JitOptio
     try:
         if isinstance(image, LinkedImage):
             if not image.valid:
-                raise DriverError(mcError_t.mcErrorInvalidImage,
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE,
                                   f"{image!r} was destroyed with its link state (mcLinkDestroy)")
             if options is None:   # the link options, less the link's own outputs
                 jit = JitOptions().merged_with(image.options)
@@ -362,7 +362,7 @@ def load_data(context: Any, image: Any, name: str = "<image>", options: JitOptio
             text = image_to_ptx(context, image, fatbin_only)
             m = load_ir(context, parse_ptx(text, name), name, jit)
             m.loaded.ptx_text = text   # kept for coredumps and the debugger (gpudbg core)
-    except DriverError as e:
+    except EngineError as e:
         jit.write_outputs("", f"error: {e.message}\n", (time.perf_counter() - t0) * 1e3)
         raise
     jit.write_outputs(m.info_log, "", (time.perf_counter() - t0) * 1e3, m.targeted_threads)
@@ -371,14 +371,14 @@ def load_data(context: Any, image: Any, name: str = "<image>", options: JitOptio
 
 def read_file(path: Any) -> bytes:
     if not isinstance(path, (str, Path)):
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"path must be str or Path, not {path!r}")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"path must be str or Path, not {path!r}")
     p = Path(path)
     try:
         return p.read_bytes()
     except FileNotFoundError:
-        raise DriverError(mcError_t.mcErrorFileNotFound, f"{p}: no such file") from None
+        raise EngineError(CUresult.CUDA_ERROR_FILE_NOT_FOUND, f"{p}: no such file") from None
     except OSError as e:
-        raise DriverError(mcError_t.mcErrorFileNotFound, f"{p}: {e.strerror}") from None
+        raise EngineError(CUresult.CUDA_ERROR_FILE_NOT_FOUND, f"{p}: {e.strerror}") from None
 
 
 def load_file(context: Any, path: Any) -> Module:
@@ -393,22 +393,22 @@ def function_by_symbol(context: Any, symbol: Any) -> Function:
     mods = [m for m in context.modules if not m.unloaded]
     if isinstance(symbol, Function):
         if symbol.module.unloaded or symbol.module.context is not context:
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"{symbol!r} belongs to an unloaded module or another context")
         return symbol
     if isinstance(symbol, str):
         found = [m.functions[symbol] for m in mods if symbol in m.functions]
         if len(found) > 1:
-            raise DriverError(mcError_t.mcErrorInvalidValue,
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"kernel {symbol!r} is defined in {len(found)} loaded modules "
                               f"({', '.join(f.module.name for f in found)}); use mcModuleGetFunction")
     elif isinstance(symbol, (int, np.integer)) and not isinstance(symbol, bool):
         found = [f for m in mods for f in m.functions.values() if f.kernel.code_address == int(symbol)]
     else:
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"symbol must be a function handle, a kernel name or a code address, not {symbol!r}")
     if not found:
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"no kernel of a loaded module matches symbol {symbol!r}")
     return found[0]
 
@@ -417,7 +417,7 @@ def _dims(name: str, dims: Sequence[int]) -> tuple[int, int, int]:
     out = []
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, int):
-            raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} dimensions must be ints, got {d!r}")
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{name} dimensions must be ints, got {d!r}")
         out.append(d)
     return out[0], out[1], out[2]
 
@@ -428,30 +428,30 @@ def validate_launch(context: Any, function: Function, grid: Sequence[int], block
     k = function.kernel
     g, b = _dims("grid", grid), _dims("block", block)
     if isinstance(shared_bytes, bool) or not isinstance(shared_bytes, int) or shared_bytes < 0:
-        raise DriverError(mcError_t.mcErrorInvalidValue, "sharedMemBytes must be a non-negative int")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "sharedMemBytes must be a non-negative int")
     for axis, (n, lim) in enumerate(zip(g, m.max_grid_dims)):
         if not 1 <= n <= lim:
-            raise DriverError(mcError_t.mcErrorInvalidConfiguration,
+            raise EngineError(Cause.CONFIGURATION,
                               f"grid dimension {'xyz'[axis]}={n} is outside 1..{lim}")
     for axis, (n, lim) in enumerate(zip(b, m.max_block_dims)):
         if not 1 <= n <= lim:
-            raise DriverError(mcError_t.mcErrorInvalidConfiguration,
+            raise EngineError(Cause.CONFIGURATION,
                               f"block dimension {'xyz'[axis]}={n} is outside 1..{lim}")
     threads = b[0] * b[1] * b[2]
     limit = min(m.max_threads_per_block, k.max_threads_per_block or m.max_threads_per_block)
     if threads > limit:
-        raise DriverError(mcError_t.mcErrorInvalidConfiguration,
+        raise EngineError(Cause.CONFIGURATION,
                           f"{threads} threads per block exceed {function.name}'s limit of {limit}")
     shared = k.static_shared + shared_bytes
     max_dynamic = launch_config.max_dynamic_shared(function, m)   # mcFuncSetAttribute raises it
     if shared_bytes > max_dynamic:
-        raise DriverError(mcError_t.mcErrorInvalidValue,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"{function.name} needs {shared} bytes of shared memory per block "
                           f"({k.static_shared} static + {shared_bytes} dynamic), the limit is "
                           f"{k.static_shared + max_dynamic} (mcFuncAttributeMaxDynamicSharedMemorySize "
                           f"= {max_dynamic})")
     if occupancy(m, threads, k.num_regs, shared) == 0:
-        raise DriverError(mcError_t.mcErrorLaunchOutOfResources,
+        raise EngineError(CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                           f"{function.name} with {threads} threads of {k.num_regs} registers and "
                           f"{shared} bytes of shared memory cannot fit on one SM")
     return g, b
@@ -461,14 +461,14 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
            shared_bytes: int, stream: Any, args: Sequence[Any] | None, extra: Any) -> int:
     """Validate, write the descriptor, push LAUNCH; returns the grid id."""
     if not isinstance(function, Function):
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{function!r} is not a function handle")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{function!r} is not a function handle")
     if function.module.unloaded or function.module.context is not context:
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle,
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                           f"{function!r} belongs to an unloaded module or another context")
     g, b = validate_launch(context, function, grid, block, shared_bytes)
     k = function.kernel
     if args is not None and extra is not None:
-        raise DriverError(mcError_t.mcErrorInvalidValue, "pass either kernelParams or extra, not both")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "pass either kernelParams or extra, not both")
     if extra is not None:
         params = unpack_extra(k, extra, EXTRA_KEYS)
     else:
@@ -478,7 +478,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
         alloc = gpu.alloc_internal(C.DESCRIPTOR_BYTES + len(params), AllocationKind.LAUNCH,
                                    f"launch {function.name}")
     except OutOfMemory as e:
-        raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
+        raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()
     desc = C.encode_descriptor(code_address=k.code_address, grid_x=g[0], grid_y=g[1], grid_z=g[2],
                                block_x=b[0], block_y=b[1], block_z=b[2], shared_bytes=shared_bytes,

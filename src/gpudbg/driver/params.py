@@ -15,15 +15,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from gpudbg.ptx.types import PTX_TYPES
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 
-INVALID = mcError_t.mcErrorInvalidValue
+INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 _FLOAT_FORMATS = {2: "<e", 4: "<f", 8: "<d"}
 
 
-def _fail(kernel: str, index: int, param: Any, why: str) -> DriverError:
-    return DriverError(INVALID, f"{kernel}: argument {index} ({param.name}, .{param.type.lstrip('.')}"
+def _fail(kernel: str, index: int, param: Any, why: str) -> EngineError:
+    return EngineError(INVALID, f"{kernel}: argument {index} ({param.name}, .{param.type.lstrip('.')}"
                                 f"{'' if param.size == _scalar_size(param) else f'[{param.size}]'}): {why}")
 
 
@@ -76,9 +76,9 @@ def pack_params(function: Any, args: Sequence[Any]) -> bytes:
     if args is None:
         args = ()
     if isinstance(args, (str, bytes, bytearray)) or not hasattr(args, "__len__"):
-        raise DriverError(INVALID, f"{function.name}: kernelParams must be a sequence of values")
+        raise EngineError(INVALID, f"{function.name}: kernelParams must be a sequence of values")
     if len(args) != len(params):
-        raise DriverError(INVALID, f"{function.name} takes {len(params)} parameters, "
+        raise EngineError(INVALID, f"{function.name} takes {len(params)} parameters, "
                                    f"{len(args)} given")
     buf = bytearray(function.param_size)
     for i, (p, v) in enumerate(zip(params, args)):
@@ -101,22 +101,22 @@ def unpack_extra(function: Any, extra: Any, keys: dict[str, int]) -> bytes:
             if key == keys["END"]:
                 break
             if i + 1 >= len(items):
-                raise DriverError(INVALID, f"extra: key {key!r} has no value")
+                raise EngineError(INVALID, f"extra: key {key!r} has no value")
             if key == keys["BUFFER_POINTER"]:
                 buf = bytes(memoryview(items[i + 1]).cast("B"))
             elif key == keys["BUFFER_SIZE"]:
                 size = int(items[i + 1])
             else:
-                raise DriverError(INVALID, f"extra: unknown key {key!r}")
+                raise EngineError(INVALID, f"extra: unknown key {key!r}")
             i += 2
         if buf is None:
-            raise DriverError(INVALID, "extra has no MC_LAUNCH_PARAM_BUFFER_POINTER entry")
+            raise EngineError(INVALID, "extra has no MC_LAUNCH_PARAM_BUFFER_POINTER entry")
         if size is not None:
             if size > len(buf):
-                raise DriverError(INVALID, f"extra: BUFFER_SIZE {size} exceeds the {len(buf)}-byte buffer")
+                raise EngineError(INVALID, f"extra: BUFFER_SIZE {size} exceeds the {len(buf)}-byte buffer")
             buf = buf[:size]
         raw = buf
     if len(raw) < function.param_size:
-        raise DriverError(INVALID, f"{function.name}: packed parameter buffer has {len(raw)} bytes, "
+        raise EngineError(INVALID, f"{function.name}: packed parameter buffer has {len(raw)} bytes, "
                                    f"the kernel needs {function.param_size}")
     return raw[:function.param_size]

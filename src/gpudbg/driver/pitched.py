@@ -18,20 +18,20 @@ from typing import Any
 import numpy as np
 
 from gpudbg.driver import transfer as T
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import Cause, CUresult, EngineError
 from gpudbg.runtime.memory_types import (
     mc_Memcpy2D, mcExtent, mcMemcpy3DParms, mcMemcpy3DPeerParms, mcMemoryType, mcPitchedPtr, mcPos,
 )
 from gpudbg.sim.memory.spaces import AllocationKind
 
-INVALID = mcError_t.mcErrorInvalidValue
+INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 DEVICE_KINDS = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.MANAGED,
                           AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST})
 
 
 def _n(name: str, v: Any) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 0:
-        raise DriverError(INVALID, f"{name} must be a non-negative int, got {v!r}")
+        raise EngineError(INVALID, f"{name} must be a non-negative int, got {v!r}")
     return int(v)
 
 
@@ -52,7 +52,7 @@ def offset_operand(obj: Any, offset: int) -> Any:
 
 def _struct(obj: Any, cls: type, name: str) -> Any:
     if not isinstance(obj, cls):
-        raise DriverError(INVALID, f"{name} must be a {cls.__name__}, not {type(obj).__name__}")
+        raise EngineError(INVALID, f"{name} must be a {cls.__name__}, not {type(obj).__name__}")
     return obj
 
 
@@ -62,15 +62,15 @@ def _side(ptr: mcPitchedPtr, pos: mcPos, array: Any, extent: mcExtent, role: str
     _struct(ptr, mcPitchedPtr, f"{role}Ptr")
     _struct(pos, mcPos, f"{role}Pos")
     if array is not None:
-        raise DriverError(INVALID, f"{role}Array: arrays (mcArray_t) are not part of this API; "
+        raise EngineError(INVALID, f"{role}Array: arrays (mcArray_t) are not part of this API; "
                                    f"use a pitched pointer")
     pitch, ysize = _n(f"{role}Ptr.pitch", ptr.pitch), _n(f"{role}Ptr.ysize", ptr.ysize)
     x, y, z = _n(f"{role}Pos.x", pos.x), _n(f"{role}Pos.y", pos.y), _n(f"{role}Pos.z", pos.z)
     if x + extent.width > pitch:
-        raise DriverError(mcError_t.mcErrorInvalidPitchValue,
+        raise EngineError(Cause.PITCH,
                           f"{role}: position x={x} + width {extent.width} exceeds the pitch {pitch}")
     if (extent.depth > 1 or z) and y + extent.height > ysize:
-        raise DriverError(INVALID, f"{role}: rows {y}..{y + extent.height} do not fit in a slice of "
+        raise EngineError(INVALID, f"{role}: rows {y}..{y + extent.height} do not fit in a slice of "
                                    f"{ysize} rows")
     slice_pitch = pitch * ysize
     return offset_operand(ptr.ptr, z * slice_pitch + y * pitch + x), T.Layout(pitch, slice_pitch)
@@ -84,7 +84,7 @@ def _extent(e: Any) -> T.Region:
 def copy_3d(ctx: Any, p: Any, stream: Any, is_async: bool, peer: bool = False) -> None:
     """mcMemcpy3D(Async) and, with peer=True, mcMemcpy3DPeer(Async)."""
     if not isinstance(p, (mcMemcpy3DParms, mcMemcpy3DPeerParms)):
-        raise DriverError(INVALID, f"pCopy must be an mcMemcpy3DParms, not {type(p).__name__}")
+        raise EngineError(INVALID, f"pCopy must be an mcMemcpy3DParms, not {type(p).__name__}")
     region = _extent(p.extent)
     src, slay = _side(p.srcPtr, p.srcPos, p.srcArray, p.extent, "src")
     dst, dlay = _side(p.dstPtr, p.dstPos, p.dstArray, p.extent, "dst")
@@ -110,9 +110,9 @@ def copy_param_2d(ctx: Any, p: Any, stream: Any, is_async: bool, max_pitch: int)
         try:
             mtype = mcMemoryType(mtype)
         except ValueError:
-            raise DriverError(INVALID, f"{role}MemoryType={mtype!r} is not an mcMemoryType") from None
+            raise EngineError(INVALID, f"{role}MemoryType={mtype!r} is not an mcMemoryType") from None
         if mtype is mcMemoryType.mcMemoryTypeArray or getattr(p, f"{role}Array") is not None:
-            raise DriverError(INVALID, f"{role}: arrays (mcArray_t) are not part of this API")
+            raise EngineError(INVALID, f"{role}: arrays (mcArray_t) are not part of this API")
         host, device = getattr(p, f"{role}Host"), getattr(p, f"{role}Device")
         if mtype is mcMemoryType.mcMemoryTypeHost:
             operand = host
@@ -136,9 +136,9 @@ def memset_3d(ctx: Any, ptr: Any, value: Any, extent: Any, stream: Any, is_async
     r = _extent(extent)
     pitch, ysize = _n("pitchedDevPtr.pitch", ptr.pitch), _n("pitchedDevPtr.ysize", ptr.ysize)
     if r.width > pitch:
-        raise DriverError(INVALID, f"extent.width={r.width} exceeds the pitch {pitch}")
+        raise EngineError(INVALID, f"extent.width={r.width} exceeds the pitch {pitch}")
     if r.depth > 1 and r.height > ysize:
-        raise DriverError(INVALID, f"extent.height={r.height} exceeds the {ysize} rows of a slice")
+        raise EngineError(INVALID, f"extent.height={r.height} exceeds the {ysize} rows of a slice")
     if r.nbytes == 0:
         return
     T.memset_2d(ctx, ptr.ptr, pitch if r.height > 1 or r.depth > 1 else r.width, value, 1, r.width,
@@ -157,12 +157,12 @@ def _on_device(ctx: Any, ptr: Any, ordinal: Any, role: str) -> Any:
     """Check that ptr is device memory of device `ordinal`; its context."""
     dev = ctx.engine.device(ordinal)        # mcErrorInvalidDevice
     if not T._is_pointer(ptr) or not int(ptr):
-        raise DriverError(INVALID, f"{role} must be a device pointer, got {ptr!r}")
+        raise EngineError(INVALID, f"{role} must be a device pointer, got {ptr!r}")
     info = ctx.engine.resolve_pointer(int(ptr))
     if info is None or info.kind not in DEVICE_KINDS:
-        raise DriverError(INVALID, f"{role}: 0x{int(ptr):x} is not device memory")
+        raise EngineError(INVALID, f"{role}: 0x{int(ptr):x} is not device memory")
     if info.gpu.ordinal != dev.ordinal:
-        raise DriverError(INVALID, f"{role}: 0x{int(ptr):x} is memory of device {info.gpu.ordinal}, "
+        raise EngineError(INVALID, f"{role}: 0x{int(ptr):x} is memory of device {info.gpu.ordinal}, "
                                    f"not of device {dev.ordinal}")
     return info.context
 

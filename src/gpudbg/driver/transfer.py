@@ -30,10 +30,10 @@ from gpudbg.driver import commands as C
 from gpudbg.driver import mempool as _mempool
 from gpudbg.driver.host_register import host_address
 from gpudbg.driver.memory import PointerInfo
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import Cause, CUresult, EngineError
 from gpudbg.sim.memory.spaces import AllocationKind
 
-INVALID = mcError_t.mcErrorInvalidValue
+INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 
 class Place(enum.Enum):
@@ -115,41 +115,41 @@ def _is_pointer(obj: Any) -> bool:
 
 def _int_arg(name: str, value: Any) -> int:
     if not _is_pointer(value) or int(value) < 0:
-        raise DriverError(INVALID, f"{name} must be a non-negative int, got {value!r}")
+        raise EngineError(INVALID, f"{name} must be a non-negative int, got {value!r}")
     return int(value)
 
 
 def classify(engine: Any, obj: Any, nbytes: int, role: str, writable: bool,
-             bad_pointer: mcError_t = INVALID) -> Operand:
+             bad_pointer: CUresult = INVALID) -> Operand:
     """Resolve one memcpy/memset operand and check it can hold nbytes.
     `bad_pointer` is the code for an integer that names no allocation."""
     if _is_pointer(obj):
         ptr = int(obj)
         if ptr == 0:
-            raise DriverError(INVALID, f"{role} is the null pointer")
+            raise EngineError(INVALID, f"{role} is the null pointer")
         # stream-ordered blocks, freed blocks, VMM access flags (driver/mempool.py)
         info = _mempool.checked_pointer(engine, ptr, engine.resolve_pointer(ptr), writable, role)
         if info is None:
-            raise DriverError(bad_pointer, f"{role}: {engine.uva.describe(ptr)}")
+            raise EngineError(bad_pointer, f"{role}: {engine.uva.describe(ptr)}")
         if nbytes > info.remaining:
-            raise DriverError(INVALID, f"{role}: {nbytes} bytes at 0x{ptr:x} run "
+            raise EngineError(INVALID, f"{role}: {nbytes} bytes at 0x{ptr:x} run "
                                        f"{nbytes - info.remaining} bytes past the end of the "
                                        f"{info.allocation.describe_short()}")
         if writable and info.kind is AllocationKind.HOST_REGISTERED and info.allocation.readonly:
-            raise DriverError(INVALID, f"{role}: 0x{ptr:x} was registered with mcHostRegisterReadOnly")
+            raise EngineError(INVALID, f"{role}: 0x{ptr:x} was registered with mcHostRegisterReadOnly")
         return Operand(_PLACES.get(info.kind, Place.DEVICE), address=ptr, info=info)
     try:
         mv = memoryview(obj)
     except TypeError:
-        raise DriverError(INVALID, f"{role} must be a pointer (int) or a buffer-protocol object, "
+        raise EngineError(INVALID, f"{role} must be a pointer (int) or a buffer-protocol object, "
                                    f"not {type(obj).__name__}") from None
     if not mv.c_contiguous:
-        raise DriverError(INVALID, f"{role} buffer must be C-contiguous")
+        raise EngineError(INVALID, f"{role} buffer must be C-contiguous")
     if writable and mv.readonly:
-        raise DriverError(INVALID, f"{role} buffer is read-only")
+        raise EngineError(INVALID, f"{role} buffer is read-only")
     mv = mv.cast("B") if mv.nbytes else mv
     if nbytes > mv.nbytes:
-        raise DriverError(INVALID, f"{role} buffer holds {mv.nbytes} bytes, {nbytes} requested")
+        raise EngineError(INVALID, f"{role} buffer holds {mv.nbytes} bytes, {nbytes} requested")
     if mv.nbytes:
         found = engine.uva.host.lookup(host_address(np.frombuffer(mv, dtype=np.uint8)), max(nbytes, 1))
         if found is not None:          # registered: the pinned path, through its device mapping
@@ -160,15 +160,15 @@ def classify(engine: Any, obj: Any, nbytes: int, role: str, writable: bool,
 
 def _check_role(op: Operand, need: str | None, role: str, kind: int) -> None:
     if need == _HOST and not op.place.host_side:
-        raise DriverError(INVALID, f"{KIND_NAMES[kind]}: {role} is {op.place.value}, not host memory")
+        raise EngineError(INVALID, f"{KIND_NAMES[kind]}: {role} is {op.place.value}, not host memory")
     if need == _DEV and (op.place is Place.PAGEABLE):
-        raise DriverError(INVALID, f"{KIND_NAMES[kind]}: {role} is a host buffer object, "
+        raise EngineError(INVALID, f"{KIND_NAMES[kind]}: {role} is a host buffer object, "
                                    f"not a device pointer")
 
 
 def check_kind(kind: Any) -> int:
     if isinstance(kind, bool) or not _is_pointer(kind) or int(kind) not in KIND_ROLES:
-        raise DriverError(mcError_t.mcErrorInvalidMemcpyDirection, f"{kind!r} is not an mcMemcpyKind")
+        raise EngineError(Cause.MEMCPY_DIRECTION, f"{kind!r} is not an mcMemcpyKind")
     return int(kind)
 
 
@@ -204,7 +204,7 @@ def _host_waits(s: Operand, d: Operand, is_async: bool) -> bool:
 
 
 def copy(ctx: Any, dst: Any, src: Any, region: Region, dlay: Layout, slay: Layout, kind: Any,
-         stream: Any, is_async: bool, bad_pointer: mcError_t = INVALID) -> None:
+         stream: Any, is_async: bool, bad_pointer: CUresult = INVALID) -> None:
     """Every memcpy form: validate everything, then queue (or do) the copy
     and wait as chapter 1.2 says."""
     kind = check_kind(kind)
@@ -221,7 +221,7 @@ def copy(ctx: Any, dst: Any, src: Any, region: Region, dlay: Layout, slay: Layou
                                    and d.place in (Place.PAGEABLE, Place.PINNED))
     if getattr(stream, "capture", None) is not None and (
             host_to_host or Place.PAGEABLE in (s.place, d.place)):
-        raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported,
+        raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
                           "a copy done by the CPU or through pageable host memory cannot be "
                           "captured into a graph; use pinned or device memory")
     if host_to_host:
@@ -278,7 +278,7 @@ def memcpy(ctx: Any, dst: Any, src: Any, count: int, kind: int, stream: Any, is_
     """mcMemcpy / mcMemcpyAsync on `stream` (a driver Stream)."""
     check_kind(kind)
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise DriverError(INVALID, f"count must be a non-negative int, got {count!r}")
+        raise EngineError(INVALID, f"count must be a non-negative int, got {count!r}")
     copy(ctx, dst, src, Region(count), Layout(count, count), Layout(count, count), kind, stream,
          is_async)
 
@@ -292,14 +292,14 @@ def copy_2d(ctx: Any, dst: Any, dpitch: Any, src: Any, spitch: Any, width: Any, 
     dpitch, spitch = _int_arg("dpitch", dpitch), _int_arg("spitch", spitch)
     for name, pitch in (("dpitch", dpitch), ("spitch", spitch)):
         if pitch < width:
-            raise DriverError(mcError_t.mcErrorInvalidPitchValue,
+            raise EngineError(Cause.PITCH,
                               f"{name}={pitch} is smaller than the width of {width} bytes")
         if pitch > max_pitch:
-            raise DriverError(mcError_t.mcErrorInvalidPitchValue,
+            raise EngineError(Cause.PITCH,
                               f"{name}={pitch} exceeds the device's maximum pitch of {max_pitch}")
     r = Region(width, height)
     copy(ctx, dst, src, r, Layout(dpitch, 0), Layout(spitch, 0), kind, stream, is_async,
-         bad_pointer=mcError_t.mcErrorInvalidDevicePointer)
+         bad_pointer=Cause.DEVICE_POINTER)
 
 
 # ------------------------------------------------------------------ memset
@@ -308,7 +308,7 @@ def _memset_value(value: Any, element_size: int, low_byte: bool) -> int:
     if not _is_pointer(value) or not -(1 << (bits - 1)) <= int(value) < (1 << bits):
         if low_byte and _is_pointer(value) and -(1 << 31) <= int(value) < (1 << 31):
             return int(value) & 0xFF    # mcMemset takes an int and uses its low byte
-        raise DriverError(INVALID, f"value {value!r} does not fit in {bits} bits")
+        raise EngineError(INVALID, f"value {value!r} does not fit in {bits} bits")
     return int(value) & ((1 << bits) - 1)
 
 
@@ -323,15 +323,15 @@ def memset_2d(ctx: Any, dst: Any, pitch: Any, value: Any, element_size: int, wid
     pitch = _int_arg("pitch", pitch)
     row = width * element_size
     if height > 1 and pitch < row:
-        raise DriverError(INVALID, f"pitch={pitch} is smaller than the row of {row} bytes")
+        raise EngineError(INVALID, f"pitch={pitch} is smaller than the row of {row} bytes")
     if not _is_pointer(dst):
-        raise DriverError(INVALID, f"memset destination must be a device pointer (int), "
+        raise EngineError(INVALID, f"memset destination must be a device pointer (int), "
                                    f"not {type(dst).__name__}")
     r = Region(row, height, depth)
     lay = Layout(pitch if height > 1 else row, slice_pitch)
     d = classify(ctx.engine, dst, lay.extent(r), "destination", writable=True)
     if d.address % element_size or (height > 1 and pitch % element_size):
-        raise DriverError(INVALID, f"destination 0x{d.address:x} and pitch {pitch} must be "
+        raise EngineError(INVALID, f"destination 0x{d.address:x} and pitch {pitch} must be "
                                    f"{element_size}-byte aligned")
     if r.nbytes == 0:
         return
@@ -358,5 +358,5 @@ def memset(ctx: Any, dst: Any, value: int, element_size: int, count: int, stream
            is_async: bool, low_byte: bool = False) -> None:
     """mcMemset* (element_size 1, 2 or 4; count elements)."""
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
-        raise DriverError(INVALID, f"count must be a non-negative int, got {count!r}")
+        raise EngineError(INVALID, f"count must be a non-negative int, got {count!r}")
     memset_2d(ctx, dst, 0, value, element_size, count, 1, stream, is_async, low_byte=low_byte)

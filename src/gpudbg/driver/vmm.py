@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim.memory.allocations import MapAccess
 from gpudbg.sim.memory.spaces import OutOfMemory
 
@@ -37,14 +37,14 @@ HANDLE_TYPE_WIN32 = 0x2
 HANDLE_TYPE_WIN32_KMT = 0x4
 HANDLE_TYPE_FABRIC = 0x8
 ALL_HANDLE_TYPES = HANDLE_TYPE_POSIX_FD | HANDLE_TYPE_WIN32 | HANDLE_TYPE_WIN32_KMT | HANDLE_TYPE_FABRIC
-INVALID = mcError_t.mcErrorInvalidValue
+INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 _ids = itertools.count(1)
 
 
 def check_granular(name: str, value: int) -> int:
     if value % GRANULARITY:
-        raise DriverError(INVALID, f"{name} {value} is not a multiple of the {GRANULARITY}-byte "
+        raise EngineError(INVALID, f"{name} {value} is not a multiple of the {GRANULARITY}-byte "
                                    f"allocation granularity")
     return value
 
@@ -52,9 +52,9 @@ def check_granular(name: str, value: int) -> int:
 def check_handle_types(types: int, what: str) -> int:
     """Only POSIX file descriptors exist on this (simulated Linux) platform."""
     if types & ~ALL_HANDLE_TYPES:
-        raise DriverError(INVALID, f"{what}: unknown handle type bits 0x{types:x}")
+        raise EngineError(INVALID, f"{what}: unknown handle type bits 0x{types:x}")
     if types & ~HANDLE_TYPE_POSIX_FD:
-        raise DriverError(INVALID, f"{what}: only mcMemHandleTypePosixFileDescriptor handles exist "
+        raise EngineError(INVALID, f"{what}: only mcMemHandleTypePosixFileDescriptor handles exist "
                                    f"on this platform, not 0x{types:x}")
     return types
 
@@ -79,7 +79,7 @@ class HandleTable:
         with self.lock:
             entry = self._entries.get(fd) if isinstance(fd, int) and not isinstance(fd, bool) else None
         if entry is None or entry[0] != kind:
-            raise DriverError(INVALID, f"{fd!r} is not a shareable handle of an exported {kind} "
+            raise EngineError(INVALID, f"{fd!r} is not a shareable handle of an exported {kind} "
                                        f"in this process")
         return entry[1]
 
@@ -184,11 +184,11 @@ class VmmState:
     def reserve(self, ctx: Any, size: int, alignment: int, addr: int) -> int:
         check_granular("size", size)
         if size <= 0:
-            raise DriverError(INVALID, "reservation size must be positive")
+            raise EngineError(INVALID, "reservation size must be positive")
         if alignment == 0:
             alignment = GRANULARITY
         if alignment & (alignment - 1) or alignment % GRANULARITY:
-            raise DriverError(INVALID, f"alignment {alignment} must be a power of two multiple of "
+            raise EngineError(INVALID, f"alignment {alignment} must be a power of two multiple of "
                                        f"the {GRANULARITY}-byte granularity (or 0)")
         gpu = ctx.gpu
         for g in self.engine.uva._gpus:
@@ -205,7 +205,7 @@ class VmmState:
                 try:
                     base = gpu.memory.reserve(size, alignment)
                 except OutOfMemory as e:
-                    raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
+                    raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
             self.reservations[base] = Reservation(gpu, base, size, ctx)
             self._own(ctx)
             return base
@@ -214,10 +214,10 @@ class VmmState:
         with self.lock:
             r = self.reservations.get(ptr)
             if r is None or r.size != size:
-                raise DriverError(INVALID, f"0x{ptr:x}+{size} is not a whole reservation made by "
+                raise EngineError(INVALID, f"0x{ptr:x}+{size} is not a whole reservation made by "
                                            f"mcMemAddressReserve")
             if any(r.base <= m.va < r.base + r.size for m in self.mappings.values()):
-                raise DriverError(INVALID, f"reservation at 0x{ptr:x} still has mappings; "
+                raise EngineError(INVALID, f"reservation at 0x{ptr:x} still has mappings; "
                                            f"unmap them first")
             with r.gpu.cv:
                 r.gpu.memory.release(ptr)
@@ -227,14 +227,14 @@ class VmmState:
     def create(self, ctx: Any, size: int, device: Any, handle_types: int) -> int:
         check_granular("size", size)
         if size <= 0:
-            raise DriverError(INVALID, "allocation size must be positive")
+            raise EngineError(INVALID, "allocation size must be positive")
         check_handle_types(handle_types, "mcMemCreate")
         gpu = device.gpu
         with gpu.cv:
             try:
                 gpu.memory.charge(size)
             except OutOfMemory as e:
-                raise DriverError(mcError_t.mcErrorMemoryAllocation, str(e)) from None
+                raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
         p = Physical(gpu, device.ordinal, size, handle_types, np.zeros(size, dtype=np.uint8), ctx)
         with self.lock:
             self._own(ctx)
@@ -249,7 +249,7 @@ class VmmState:
     def handle(self, handle: Any) -> Handle:
         h = self.handles.get(handle) if isinstance(handle, int) and not isinstance(handle, bool) else None
         if h is None:
-            raise DriverError(INVALID, f"{handle!r} is not a live memory allocation handle")
+            raise EngineError(INVALID, f"{handle!r} is not a live memory allocation handle")
         return h
 
     def release(self, handle: Any) -> None:
@@ -274,7 +274,7 @@ class VmmState:
         for m in self.mappings.values():
             if m.va <= addr < m.end:
                 return m
-        raise DriverError(INVALID, f"0x{addr:x} is not inside a mapping made by mcMemMap")
+        raise EngineError(INVALID, f"0x{addr:x} is not inside a mapping made by mcMemMap")
 
     def _tiling(self, ptr: int, size: int, verb: str) -> list[Mapping]:
         maps = sorted((m for m in self.mappings.values() if m.va < ptr + size and ptr < m.end),
@@ -285,7 +285,7 @@ class VmmState:
                 break
             pos = m.end
         if not maps or pos != ptr + size:
-            raise DriverError(INVALID, f"{verb}: 0x{ptr:x}+{size} is not a range of whole, "
+            raise EngineError(INVALID, f"{verb}: 0x{ptr:x}+{size} is not a range of whole, "
                                        f"contiguous mappings")
         return maps
 
@@ -296,16 +296,16 @@ class VmmState:
             h = self.handle(handle)
             p = h.physical
             if size <= 0 or offset + size > p.size:
-                raise DriverError(INVALID, f"offset {offset} + size {size} exceeds the "
+                raise EngineError(INVALID, f"offset {offset} + size {size} exceeds the "
                                            f"{p.size}-byte allocation")
             r = next((r for r in self.reservations.values()
                       if r.base <= ptr and ptr + size <= r.base + r.size), None)
             if r is None:
-                raise DriverError(INVALID, f"0x{ptr:x}+{size} is not inside one reservation made "
+                raise EngineError(INVALID, f"0x{ptr:x}+{size} is not inside one reservation made "
                                            f"by mcMemAddressReserve")
             check_granular("address offset in the reservation", ptr - r.base)
             if any(m.va < ptr + size and ptr < m.end for m in self.mappings.values()):
-                raise DriverError(INVALID, f"0x{ptr:x}+{size} overlaps an existing mapping")
+                raise EngineError(INVALID, f"0x{ptr:x}+{size} overlaps an existing mapping")
             with r.gpu.cv:
                 r.gpu.memory.map(ptr, size, p.buffer[offset:offset + size],
                                  label=f"mcMemMap of handle {h.id}", access=MapAccess.NONE)
@@ -347,7 +347,7 @@ class VmmState:
         with self.lock:
             h = self.handle(handle)
             if not h.physical.handle_types & handle_type:
-                raise DriverError(INVALID, f"handle {h.id} was not created with requested handle "
+                raise EngineError(INVALID, f"handle {h.id} was not created with requested handle "
                                            f"type 0x{handle_type:x}")
             h.physical.holders += 1        # an OS handle keeps the memory alive
             return self.fds.add("memory allocation", h.physical)
@@ -356,7 +356,7 @@ class VmmState:
         with self.lock:
             p = self.fds.get(fd, "memory allocation")
             if p.freed:
-                raise DriverError(INVALID, f"the allocation behind shareable handle {fd} is gone")
+                raise EngineError(INVALID, f"the allocation behind shareable handle {fd} is gone")
             return self._new_handle(p)
 
 

@@ -28,7 +28,7 @@ import numpy as np
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.fence import ChannelError
-from gpudbg.runtime.errors import mcError_t
+from gpudbg.driver.status import CUresult
 
 ENV_TIMEOUT = "GPUDBG_HANG_TIMEOUT"
 DEFAULT_TIMEOUT_S = 60.0
@@ -172,7 +172,7 @@ def declare_hang(entries: Entries, waited_s: float) -> bool:
         parts.append(f"devcoredump: {path}")
     elif dump_error is not None:
         parts.append(f"devcoredump failed: {dump_error}")
-    error = ChannelError(mcError_t.mcErrorLaunchTimeout, "; ".join(parts))
+    error = ChannelError(CUresult.CUDA_ERROR_LAUNCH_TIMEOUT, "; ".join(parts))
     from gpudbg.sim import debug_port
     debug_port.notify("timeout", gpu, error.message)
     for group in dict.fromkeys(ch.group for ch in hung):

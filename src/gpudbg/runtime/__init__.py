@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 
-__all__ = ["DriverError", "mcError_t", "mc"]
+__all__ = ["McError", "mcError_t", "mc"]
 
 
 def __getattr__(name: str) -> Any:

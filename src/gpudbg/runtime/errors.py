@@ -5,13 +5,19 @@ not mcErrorInavlidDevice). Seed names that are synonyms of a CUDA runtime code
 (mcErrorOutOfMemory of mcErrorMemoryAllocation, mcErrorInvalidHandle of
 mcErrorInvalidResourceHandle, ...) are enum aliases with the same number, so
 the name a code reports is the CUDA runtime's. The two seed codes CUDA has no
-number for get numbers above cudaErrorUnknown (999). This module imports
-nothing from gpudbg, so every layer can share the vocabulary; the driver
-raises DriverError carrying one of these codes.
+number for get numbers above cudaErrorUnknown (999). The mc* layer raises
+McError for its own argument checks and translates the engine's
+EngineError (CUresult plus an optional finer Cause) with `from_engine`:
+a cause picks the runtime's finer code, otherwise the number is the same in
+both APIs for every code the engine produces, and a CUresult the runtime
+has no number for is matched by name (CUDA_ERROR_FOO_BAR ~ mcErrorFooBar)
+before it falls back to mcErrorUnknown.
 """
 from __future__ import annotations
 
 import enum
+
+from gpudbg.driver.status import Cause, CUresult, EngineError
 
 
 class mcError_t(enum.IntEnum):
@@ -165,11 +171,50 @@ def error_string(code: int) -> str:
         return UNRECOGNIZED
 
 
-class DriverError(Exception):
-    """A failed driver operation: the code the runtime returns plus a
-    sentence saying exactly what was wrong."""
+class McError(Exception):
+    """A failed mc* call: the code the runtime returns plus a sentence
+    saying exactly what was wrong."""
 
     def __init__(self, code: mcError_t, message: str = ""):
         self.code = mcError_t(code)
         self.message = message or error_string(code)
         super().__init__(f"{self.code.name}: {self.message}")
+
+
+_BY_CAUSE: dict[Cause, mcError_t] = {
+    Cause.CONFIGURATION: mcError_t.mcErrorInvalidConfiguration,
+    Cause.PITCH: mcError_t.mcErrorInvalidPitchValue,
+    Cause.SYMBOL: mcError_t.mcErrorInvalidSymbol,
+    Cause.DEVICE_POINTER: mcError_t.mcErrorInvalidDevicePointer,
+    Cause.MEMCPY_DIRECTION: mcError_t.mcErrorInvalidMemcpyDirection,
+    Cause.DEVICE_FUNCTION: mcError_t.mcErrorInvalidDeviceFunction,
+    Cause.DUPLICATE_VARIABLE_NAME: mcError_t.mcErrorDuplicateVariableName,
+}
+
+
+def _camel(curesult_name: str) -> str:
+    words = curesult_name.removeprefix("CUDA_ERROR_").split("_")
+    return "mcError" + "".join(w.capitalize() for w in words)
+
+
+_BY_NAME: dict[str, mcError_t] = {m.name.lower(): m for m in mcError_t}
+
+
+def from_status(status: CUresult | int, cause: Cause | None = None) -> mcError_t:
+    """The mc* code of an engine result (see the module docstring)."""
+    if cause is not None:
+        return _BY_CAUSE[cause]
+    try:
+        return mcError_t(int(status))
+    except ValueError:
+        pass
+    try:
+        name = CUresult(int(status)).name
+    except ValueError:
+        return mcError_t.mcErrorUnknown
+    return _BY_NAME.get(_camel(name).lower(), mcError_t.mcErrorUnknown)
+
+
+def from_engine(error: EngineError) -> McError:
+    """The McError an EngineError becomes at the mc* boundary."""
+    return McError(from_status(error.status, error.cause), error.message)

@@ -29,7 +29,7 @@ import numpy as np
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.fence import ChannelError
-from gpudbg.runtime.errors import mcError_t
+from gpudbg.driver.status import CUresult
 from gpudbg.sim import launch_limits, timing
 from gpudbg.sim import copy_engine
 from gpudbg.sim import debug_port
@@ -38,20 +38,20 @@ from gpudbg.sim.faults import CUDBGException, FaultReport, KernelFault
 from gpudbg.sim.memory.spaces import AccessFault
 
 # CUDBGException kind -> the error a context reports (CUDA runtime naming).
-FAULT_CODES: dict[CUDBGException, mcError_t] = {
-    CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS: mcError_t.mcErrorIllegalAddress,
-    CUDBGException.CUDBG_EXCEPTION_WARP_OUT_OF_RANGE_ADDRESS: mcError_t.mcErrorIllegalAddress,
-    CUDBGException.CUDBG_EXCEPTION_DEVICE_ILLEGAL_ADDRESS: mcError_t.mcErrorIllegalAddress,
-    CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS: mcError_t.mcErrorIllegalAddress,
-    CUDBGException.CUDBG_EXCEPTION_CLUSTER_OUT_OF_RANGE_ADDRESS: mcError_t.mcErrorIllegalAddress,
-    CUDBGException.CUDBG_EXCEPTION_WARP_MISALIGNED_ADDRESS: mcError_t.mcErrorMisalignedAddress,
-    CUDBGException.CUDBG_EXCEPTION_LANE_MISALIGNED_ADDRESS: mcError_t.mcErrorMisalignedAddress,
-    CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION: mcError_t.mcErrorIllegalInstruction,
-    CUDBGException.CUDBG_EXCEPTION_WARP_ASSERT: mcError_t.mcErrorAssert,
-    CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_ADDRESS_SPACE: mcError_t.mcErrorInvalidAddressSpace,
-    CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_PC: mcError_t.mcErrorInvalidPc,
-    CUDBGException.CUDBG_EXCEPTION_WARP_HARDWARE_STACK_OVERFLOW: mcError_t.mcErrorHardwareStackError,
-    CUDBGException.CUDBG_EXCEPTION_DEVICE_HARDWARE_STACK_OVERFLOW: mcError_t.mcErrorHardwareStackError,
+FAULT_CODES: dict[CUDBGException, CUresult] = {
+    CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS: CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
+    CUDBGException.CUDBG_EXCEPTION_WARP_OUT_OF_RANGE_ADDRESS: CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
+    CUDBGException.CUDBG_EXCEPTION_DEVICE_ILLEGAL_ADDRESS: CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
+    CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_ADDRESS: CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
+    CUDBGException.CUDBG_EXCEPTION_CLUSTER_OUT_OF_RANGE_ADDRESS: CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
+    CUDBGException.CUDBG_EXCEPTION_WARP_MISALIGNED_ADDRESS: CUresult.CUDA_ERROR_MISALIGNED_ADDRESS,
+    CUDBGException.CUDBG_EXCEPTION_LANE_MISALIGNED_ADDRESS: CUresult.CUDA_ERROR_MISALIGNED_ADDRESS,
+    CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION: CUresult.CUDA_ERROR_ILLEGAL_INSTRUCTION,
+    CUDBGException.CUDBG_EXCEPTION_WARP_ASSERT: CUresult.CUDA_ERROR_ASSERT,
+    CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_ADDRESS_SPACE: CUresult.CUDA_ERROR_INVALID_ADDRESS_SPACE,
+    CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_PC: CUresult.CUDA_ERROR_INVALID_PC,
+    CUDBGException.CUDBG_EXCEPTION_WARP_HARDWARE_STACK_OVERFLOW: CUresult.CUDA_ERROR_HARDWARE_STACK_ERROR,
+    CUDBGException.CUDBG_EXCEPTION_DEVICE_HARDWARE_STACK_OVERFLOW: CUresult.CUDA_ERROR_HARDWARE_STACK_ERROR,
 }
 
 
@@ -77,11 +77,11 @@ def _memop_problem(cmd: C.Command) -> str:
     return ""
 
 
-def error_code_for(report: FaultReport) -> mcError_t:
+def error_code_for(report: FaultReport) -> CUresult:
     """The sticky context error a fault report becomes."""
     if report.hang is not None:
-        return mcError_t.mcErrorLaunchTimeout
-    return FAULT_CODES.get(report.kind, mcError_t.mcErrorLaunchFailure)
+        return CUresult.CUDA_ERROR_LAUNCH_TIMEOUT
+    return FAULT_CODES.get(report.kind, CUresult.CUDA_ERROR_LAUNCH_FAILED)
 
 
 class Frontend:
@@ -188,7 +188,7 @@ class Frontend:
             try:
                 cmd = ring.decode_at(ring.get)
             except C.CommandDecodeError as e:
-                self.fault_group(ch.group, ChannelError(mcError_t.mcErrorLaunchFailure, str(e)))
+                self.fault_group(ch.group, ChannelError(CUresult.CUDA_ERROR_LAUNCH_FAILED, str(e)))
                 self.cv.notify_all()
                 continue
             if cmd.opcode is C.Opcode.SEM_ACQUIRE and not self._acquired(ch, cmd):
@@ -255,7 +255,7 @@ class Frontend:
             elif cmd.opcode in (C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE):
                 bad = _memop_problem(cmd)
                 if bad:
-                    return ChannelError(mcError_t.mcErrorLaunchFailure,
+                    return ChannelError(CUresult.CUDA_ERROR_LAUNCH_FAILED,
                                         f"bad {cmd.opcode.name} on {channel.name}: {bad}")
                 if cmd.opcode is C.Opcode.WAIT_VALUE:
                     self._read_value(cmd.address, cmd.width)   # a fault is reported here
@@ -268,7 +268,7 @@ class Frontend:
                     cmd.stack_size, cmd.printf_fifo_size, cmd.malloc_heap_size))
             return None
         except AccessFault as f:
-            return ChannelError(mcError_t.mcErrorIllegalAddress,
+            return ChannelError(CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
                                 f"{cmd.opcode.name} on {channel.name}: {f.message}")
 
     def _execute_slow(self, channel: Any, cmd: C.Command) -> ChannelError | None:
@@ -294,16 +294,16 @@ class Frontend:
             on_device_fault(self.gpu, channel, kf.report)  # latch fault registers; GPUDBG_DEVCOREDUMP_DIR
             return ChannelError(error_code_for(kf.report), kf.report.format(), kf.report)
         except LaunchAborted as e:
-            return ChannelError(mcError_t.mcErrorLaunchFailure, f"{cmd.opcode.name} on {channel.name}: {e}")
+            return ChannelError(CUresult.CUDA_ERROR_LAUNCH_FAILED, f"{cmd.opcode.name} on {channel.name}: {e}")
         except AccessFault as f:
-            return ChannelError(mcError_t.mcErrorIllegalAddress,
+            return ChannelError(CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
                                 f"{cmd.opcode.name} on {channel.name}: {f.message}")
         except Exception as e:  # a simulator bug must not hang or kill the host
             self.gpu.internal_errors.append(e)
             message = (f"internal simulator error executing {cmd!r} on {channel.name}: "
                        f"{type(e).__name__}: {e}\n{traceback.format_exc()}")
             debug_port.notify("internal_error", self.gpu, message)
-            return ChannelError(mcError_t.mcErrorLaunchFailure, message)
+            return ChannelError(CUresult.CUDA_ERROR_LAUNCH_FAILED, message)
 
     # ------------------------------------------------------------ stream memory ops
     def _read_value(self, address: int, width: int) -> int:

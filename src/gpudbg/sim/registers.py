@@ -353,8 +353,8 @@ CHANNEL_REGISTERS: list[tuple[str, int, str, Callable[[Any, Any], int]]] = [
     ("GROUP", 0x28, "channel group (the context id)", lambda g, c: int(c.group) & U32),
     ("STATUS", 0x2C, "ChannelStatus bits", channel_status),
     ("PRIORITY", 0x30, "stream priority (two's complement)", lambda g, c: int(getattr(c, "priority", 0)) & U32),
-    ("ERROR", 0x34, "mcError_t that stopped the channel (0: none)",
-     lambda g, c: int(c.semaphore.error.code) & U32 if c.semaphore.error is not None else 0),
+    ("ERROR", 0x34, "CUresult that stopped the channel (0: none)",
+     lambda g, c: int(c.semaphore.error.status) & U32 if c.semaphore.error is not None else 0),
 ]
 
 

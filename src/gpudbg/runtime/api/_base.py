@@ -2,9 +2,11 @@
 tuples, the per-thread last error, and argument checks.
 
 Every mc* module in this package decorates its functions with `_api(n)`:
-the body returns its n outputs or raises DriverError, and the wrapper
-converts that into the cuda-python convention and records the calling
-thread's last error (the only state the runtime layer keeps).
+the body returns its n outputs or raises McError (its own checks) or the
+engine's EngineError (translated here, the one place the mc* layer turns
+engine results into mcError_t), and the wrapper converts that into the
+cuda-python convention and records the calling thread's last error (the
+only state the runtime layer keeps).
 """
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ import threading
 import numpy as np
 
 from gpudbg.driver.engine import get_engine
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.driver.status import EngineError
+from gpudbg.runtime.errors import McError, from_engine, mcError_t
 
 
 _S = mcError_t.mcSuccess
@@ -44,14 +47,17 @@ def remove_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
 
 
 def _api(outputs: int) -> Callable:
-    """Turn a function that returns outputs or raises DriverError into one
+    """Turn a function that returns outputs or raises McError into one
     returning (err, *outputs) and keeping the thread's last error."""
     def deco(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> tuple:
             try:
-                out = fn(*args, **kwargs)
-            except DriverError as e:
+                try:
+                    out = fn(*args, **kwargs)
+                except EngineError as engine_error:
+                    raise from_engine(engine_error) from None
+            except McError as e:
                 if e.code is not mcError_t.mcErrorNotReady:   # "not ready" is not a failure
                     _record(e.code, e.message)
                     for hook in tuple(_error_hooks):
@@ -77,7 +83,7 @@ def _ctx():
 
 def _int(name: str, value: Any, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} must be an int >= {minimum}, got {value!r}")
+        raise McError(mcError_t.mcErrorInvalidValue, f"{name} must be an int >= {minimum}, got {value!r}")
     return int(value)
 
 
@@ -88,9 +94,9 @@ def _dim3(name: str, d: Any) -> tuple[int, int, int]:
     try:
         t = tuple(d)
     except TypeError:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} must be an int or up to 3 ints") from None
+        raise McError(mcError_t.mcErrorInvalidValue, f"{name} must be an int or up to 3 ints") from None
     if not 1 <= len(t) <= 3:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{name} must have 1 to 3 dimensions")
+        raise McError(mcError_t.mcErrorInvalidValue, f"{name} must have 1 to 3 dimensions")
     return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from gpudbg.driver.engine import get_engine
 from gpudbg.driver import mempool as _mempool
 from gpudbg.runtime.api._base import _api, _ctx, _int
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.memory_types import mcExtent, mcExtMallocFlags, mcHostRegisterFlags, mcPitchedPtr
 from gpudbg.runtime.types import mcHostAllocFlags, mcMemAttachFlags
 from gpudbg.sim.memory.spaces import AllocationKind
@@ -34,7 +34,7 @@ _ATTACH = {int(f) for f in mcMemAttachFlags}
 
 def _pointer(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise DriverError(INVALID, f"{name} must be a pointer (int), got {value!r}")
+        raise McError(INVALID, f"{name} must be a pointer (int), got {value!r}")
     return int(value)
 
 
@@ -78,7 +78,7 @@ def mcMallocHost(size: int, flags: int = 0) -> int:
     flags mcMallocHostDefault/Portable/Mapped."""
     flags = _int("flags", flags)
     if flags & ~0x3:
-        raise DriverError(INVALID, f"unknown mcMallocHost flags 0x{flags:x}")
+        raise McError(INVALID, f"unknown mcMallocHost flags 0x{flags:x}")
     return _ctx().memory.alloc(_int("size", size), AllocationKind.HOST_PINNED, flags)
 
 
@@ -88,7 +88,7 @@ def mcHostAlloc(size: int, flags: int = 0) -> int:
     flags = _int("flags", flags)
     if flags & ~int(mcHostAllocFlags.mcHostAllocPortable | mcHostAllocFlags.mcHostAllocMapped
                     | mcHostAllocFlags.mcHostAllocWriteCombined):
-        raise DriverError(INVALID, f"unknown mcHostAlloc flags 0x{flags:x}")
+        raise McError(INVALID, f"unknown mcHostAlloc flags 0x{flags:x}")
     return _ctx().memory.alloc(_int("size", size), AllocationKind.HOST_PINNED, flags)
 
 
@@ -106,7 +106,7 @@ def mcMallocManaged(size: int, flags: int = int(mcMemAttachFlags.mcMemAttachGlob
     """Managed (unified) memory, host-visible through host_view (as
     cudaMallocManaged; flags mcMemAttachGlobal or mcMemAttachHost)."""
     if _int("flags", flags) not in (1, 2):
-        raise DriverError(INVALID, "flags must be mcMemAttachGlobal or mcMemAttachHost")
+        raise McError(INVALID, "flags must be mcMemAttachGlobal or mcMemAttachHost")
     return _ctx().memory.alloc(_int("size", size), AllocationKind.MANAGED, flags)
 
 
@@ -118,7 +118,7 @@ def mcMallocPitch(width: int, height: int) -> tuple[int, int]:
     ctx = _ctx()
     width, height = _int("width", width), _int("height", height)
     if width > ctx.device.model.max_pitch:
-        raise DriverError(INVALID, f"width={width} exceeds the maximum pitch {ctx.device.model.max_pitch}")
+        raise McError(INVALID, f"width={width} exceeds the maximum pitch {ctx.device.model.max_pitch}")
     pitch = _pitch_for(width)
     ptr = ctx.memory.alloc(pitch * height if width else 0, AllocationKind.PITCHED,
                            align=ctx.device.model.texture_alignment)
@@ -131,10 +131,10 @@ def mcMalloc3D(extent: mcExtent) -> mcPitchedPtr:
     mcPitchedPtr (ptr, pitch, xsize=width, ysize=height)."""
     ctx = _ctx()
     if not isinstance(extent, mcExtent):
-        raise DriverError(INVALID, f"extent must be an mcExtent, not {type(extent).__name__}")
+        raise McError(INVALID, f"extent must be an mcExtent, not {type(extent).__name__}")
     w, h, d = (_int(f"extent.{n}", getattr(extent, n)) for n in ("width", "height", "depth"))
     if w > ctx.device.model.max_pitch:
-        raise DriverError(INVALID, f"extent.width={w} exceeds the maximum pitch {ctx.device.model.max_pitch}")
+        raise McError(INVALID, f"extent.width={w} exceeds the maximum pitch {ctx.device.model.max_pitch}")
     pitch = _pitch_for(w)
     ptr = ctx.memory.alloc(pitch * h * d if w else 0, AllocationKind.PITCHED,
                            align=ctx.device.model.texture_alignment)
@@ -152,11 +152,11 @@ def mcExtMallocWithFlags(sizeBytes: int, flags: int) -> int:
     try:
         f = mcExtMallocFlags(flags)
     except ValueError:
-        raise DriverError(INVALID, f"flags=0x{flags:x} is not an mcExtMallocWithFlags type") from None
+        raise McError(INVALID, f"flags=0x{flags:x} is not an mcExtMallocWithFlags type") from None
     if f is mcExtMallocFlags.mcDeviceMallocFinegrained:
         return ctx.memory.alloc(size, AllocationKind.MANAGED, int(mcMemAttachFlags.mcMemAttachGlobal))
     if f is mcExtMallocFlags.mcMallocSignalMemory and size not in (0, 8):
-        raise DriverError(INVALID, f"signal memory is one 8-byte word, not {size} bytes")
+        raise McError(INVALID, f"signal memory is one 8-byte word, not {size} bytes")
     return ctx.memory.alloc(size, AllocationKind.DEVICE, flags)
 
 
@@ -169,9 +169,9 @@ def mcHostRegister(hostPtr: Any, sizeBytes: int, flags: int = 0) -> None:
     ctx = _ctx()
     size, flags = _int("sizeBytes", sizeBytes), _int("flags", flags)
     if flags & ~_REGISTER_FLAGS:
-        raise DriverError(INVALID, f"unknown mcHostRegister flags 0x{flags:x}")
+        raise McError(INVALID, f"unknown mcHostRegister flags 0x{flags:x}")
     if isinstance(hostPtr, (int, np.integer)):
-        raise DriverError(INVALID, "hostPtr must be the host buffer object itself (a Python program "
+        raise McError(INVALID, "hostPtr must be the host buffer object itself (a Python program "
                                    "has no raw host pointers to register)")
     ctx.memory.register_host(hostPtr, size, flags)
 
@@ -191,10 +191,10 @@ def _page_locked(hostPtr: Any) -> tuple[int, int]:
         info = eng.resolve_pointer(int(hostPtr))
         if info is not None and info.kind in (AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED):
             return int(hostPtr), info.flags
-        raise DriverError(INVALID, f"0x{int(hostPtr):x} is not pinned or registered host memory")
+        raise McError(INVALID, f"0x{int(hostPtr):x} is not pinned or registered host memory")
     found = eng.uva.host.lookup_buffer(hostPtr, 1) if hostPtr is not None else None
     if found is None:
-        raise DriverError(INVALID, "the buffer is not registered host memory (mcHostRegister)")
+        raise McError(INVALID, "the buffer is not registered host memory (mcHostRegister)")
     reg, off = found
     return reg.device_address + off, reg.flags
 
@@ -205,7 +205,7 @@ def mcHostGetDevicePointer(hostPtr: Any, flags: int = 0) -> int:
     the host pointer; a registered buffer gives its mapping's address."""
     _ctx()
     if _int("flags", flags) != 0:
-        raise DriverError(INVALID, f"flags must be 0, got {flags!r}")
+        raise McError(INVALID, f"flags must be 0, got {flags!r}")
     return _page_locked(hostPtr)[0]
 
 
@@ -228,18 +228,18 @@ def mcStreamAttachMemAsync(stream: Any, devPtr: Any, length: int = 0,
     s = ctx.stream(stream)
     flags, length = _int("flags", flags), _int("length", length)
     if flags not in _ATTACH:
-        raise DriverError(INVALID, f"flags must be mcMemAttachGlobal, Host or Single, got {flags:#x}")
+        raise McError(INVALID, f"flags must be mcMemAttachGlobal, Host or Single, got {flags:#x}")
     if not isinstance(devPtr, (int, np.integer)) or isinstance(devPtr, bool):
-        raise DriverError(INVALID, "devPtr is not managed memory (pageable memory cannot be attached: "
+        raise McError(INVALID, "devPtr is not managed memory (pageable memory cannot be attached: "
                                    "the device does not access pageable memory)")
     info = get_engine().resolve_pointer(int(devPtr))
     if info is None or info.kind is not AllocationKind.MANAGED:
-        raise DriverError(INVALID, f"0x{int(devPtr):x} is not managed memory")
+        raise McError(INVALID, f"0x{int(devPtr):x} is not managed memory")
     if info.offset or length not in (0, info.allocation.size):
-        raise DriverError(INVALID, "a managed allocation is attached whole: devPtr must be its start "
+        raise McError(INVALID, "a managed allocation is attached whole: devPtr must be its start "
                                    f"and length 0 or {info.allocation.size}")
     if flags == mcMemAttachFlags.mcMemAttachSingle and s.is_legacy:
-        raise DriverError(INVALID, "mcMemAttachSingle needs a specific stream, not the NULL stream")
+        raise McError(INVALID, "mcMemAttachSingle needs a specific stream, not the NULL stream")
     fence = s.submit([])
     owner = info.context.memory if info.context is not None else ctx.memory
     owner.attach(info.allocation.base, length, flags, s, fence)

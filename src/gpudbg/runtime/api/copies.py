@@ -22,7 +22,7 @@ from gpudbg.driver import pitched as _pitched
 from gpudbg.driver import symbols as _symbols
 from gpudbg.driver import transfer as _transfer
 from gpudbg.runtime.api._base import _api, _ctx
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.types import mcMemcpyKind
 
 _H2D, _D2H, _D2D, _DEFAULT = (mcMemcpyKind.mcMemcpyHostToDevice, mcMemcpyKind.mcMemcpyDeviceToHost,
@@ -199,7 +199,7 @@ _FROM_SYMBOL = (_D2H, _D2D, _DEFAULT)
 def _symbol_kind(kind: Any, allowed: tuple) -> Any:
     _transfer.check_kind(kind)
     if int(kind) not in allowed:
-        raise DriverError(mcError_t.mcErrorInvalidMemcpyDirection,
+        raise McError(mcError_t.mcErrorInvalidMemcpyDirection,
                           f"{mcMemcpyKind(int(kind)).name} cannot be used with a symbol here")
     return kind
 

@@ -18,7 +18,7 @@ from gpudbg.driver import limits as _limits
 from gpudbg.driver.engine import DRIVER_VERSION, RUNTIME_VERSION, get_engine
 from gpudbg.driver.stream import PRIORITY_GREATEST, PRIORITY_LEAST
 from gpudbg.runtime.api._base import _api, _ctx, _int
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.exec_types import mcDeviceP2PAttr, mcSharedMemConfig
 from gpudbg.runtime.types import attribute_values, mcDeviceAttribute_t, mcDeviceProp
 
@@ -53,7 +53,7 @@ def mcGetDeviceCount() -> int:
     GPUDBG_DEVICES); mcErrorNoDevice when there are none."""
     n = get_engine().device_count()
     if n == 0:
-        raise DriverError(mcError_t.mcErrorNoDevice, "no simulated devices")
+        raise McError(mcError_t.mcErrorNoDevice, "no simulated devices")
     return n
 
 
@@ -89,7 +89,7 @@ def mcDeviceGetAttribute(attr: Any, deviceId: int) -> int:
     try:
         key = mcDeviceAttribute_t(attr)
     except ValueError:
-        raise DriverError(_INVALID, f"{attr!r} is not an mcDeviceAttribute_t") from None
+        raise McError(_INVALID, f"{attr!r} is not an mcDeviceAttribute_t") from None
     return attribute_values(dev.model)[key]
 
 
@@ -107,17 +107,17 @@ def mcChooseDevice(prop: Any) -> int:
     for major/minor/warpSize) scores one; the highest score wins, the
     lowest ordinal among equals."""
     if prop is None:
-        raise DriverError(_INVALID, "prop must be an mcDeviceProp or a mapping of its fields")
+        raise McError(_INVALID, "prop must be an mcDeviceProp or a mapping of its fields")
     if isinstance(prop, mcDeviceProp):
         wanted = {f: getattr(prop, f) for f in CHOOSE_FIELDS}
     elif isinstance(prop, Mapping):
         names = {f.name for f in dataclasses.fields(mcDeviceProp)}
         unknown = sorted(set(prop) - names)
         if unknown:
-            raise DriverError(_INVALID, f"mcDeviceProp has no field(s) {unknown}")
+            raise McError(_INVALID, f"mcDeviceProp has no field(s) {unknown}")
         wanted = dict(prop)
     else:
-        raise DriverError(_INVALID, f"prop must be an mcDeviceProp or a mapping, not {type(prop).__name__}")
+        raise McError(_INVALID, f"prop must be an mcDeviceProp or a mapping, not {type(prop).__name__}")
     engine = get_engine()
     best, best_score = 0, -1
     for ordinal in range(engine.device_count()):
@@ -132,7 +132,7 @@ def mcChooseDevice(prop: Any) -> int:
         if score > best_score:
             best, best_score = ordinal, score
     if best_score < 0:
-        raise DriverError(mcError_t.mcErrorNoDevice, "no simulated devices")
+        raise McError(mcError_t.mcErrorNoDevice, "no simulated devices")
     return best
 
 
@@ -188,13 +188,13 @@ def mcDeviceGetP2PAttribute(attr: Any, srcDevice: int, dstDevice: int) -> int:
     engine = get_engine()
     src, dst = engine.device(srcDevice), engine.device(dstDevice)
     if src is dst:
-        raise DriverError(mcError_t.mcErrorInvalidDevice, f"srcDevice and dstDevice are both {srcDevice}")
+        raise McError(mcError_t.mcErrorInvalidDevice, f"srcDevice and dstDevice are both {srcDevice}")
     try:
         which = mcDeviceP2PAttr(attr) if not isinstance(attr, bool) else None
     except ValueError:
         which = None
     if which is None:
-        raise DriverError(_INVALID, f"{attr!r} is not an mcDeviceP2PAttr")
+        raise McError(_INVALID, f"{attr!r} is not an mcDeviceP2PAttr")
     return 0
 
 
@@ -266,15 +266,15 @@ def mcSetValidDevices(deviceArray: Sequence[int] | None, len: int) -> None:  # n
     if n == 0:
         return
     if deviceArray is None:
-        raise DriverError(_INVALID, "deviceArray is NULL but len is not 0")
+        raise McError(_INVALID, "deviceArray is NULL but len is not 0")
     if n > engine.device_count():
-        raise DriverError(_INVALID, f"len {n} exceeds the {engine.device_count()} devices")
+        raise McError(_INVALID, f"len {n} exceeds the {engine.device_count()} devices")
     try:
         ids = list(deviceArray)[:n]
     except TypeError:
-        raise DriverError(_INVALID, "deviceArray must be a sequence of device ordinals") from None
+        raise McError(_INVALID, "deviceArray must be a sequence of device ordinals") from None
     if builtins.len(ids) < n:
-        raise DriverError(_INVALID, f"deviceArray has {builtins.len(ids)} entries, len says {n}")
+        raise McError(_INVALID, f"deviceArray has {builtins.len(ids)} entries, len says {n}")
     for d in ids:
         engine.device(d)              # mcErrorInvalidDevice for an unknown ordinal
     engine.set_device(ids[0])

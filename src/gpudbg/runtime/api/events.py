@@ -14,7 +14,7 @@ from typing import Any
 from gpudbg.driver import capture
 from gpudbg.driver.event import Event, check_event, elapsed_ms
 from gpudbg.runtime.api._base import _api, _ctx, _int
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 
 
 @_api(1)
@@ -55,7 +55,7 @@ def mcEventQuery(event: Any) -> None:
     mcErrorNotReady, as CUDA (the seed's text has the two swapped)."""
     ctx = _ctx()
     if not check_event(ctx, event).done():
-        raise DriverError(mcError_t.mcErrorNotReady, f"{event!r} has not completed")
+        raise McError(mcError_t.mcErrorNotReady, f"{event!r} has not completed")
 
 
 @_api(0)

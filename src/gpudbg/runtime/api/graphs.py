@@ -13,7 +13,7 @@ from typing import Any
 
 from gpudbg.driver.graph import GraphExec, check_exec, check_graph
 from gpudbg.runtime.api._base import _api, _ctx, _int
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 
 
 @_api(1)
@@ -21,7 +21,7 @@ def mcGraphInstantiate(graph: Any, flags: int = 0) -> GraphExec:
     """gpudbg extension (cudaGraphInstantiate): an executable graph; flags must be 0."""
     ctx = _ctx()
     if _int("flags", flags) != 0:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"flags must be 0, got {flags}")
+        raise McError(mcError_t.mcErrorInvalidValue, f"flags must be 0, got {flags}")
     return GraphExec(check_graph(ctx, graph))
 
 

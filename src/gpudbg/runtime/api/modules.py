@@ -15,26 +15,26 @@ from gpudbg.driver import module as _module
 from gpudbg.driver.jit_options import check_input_type, parse_options
 from gpudbg.driver.linker import LinkState
 from gpudbg.runtime.api._base import _api, _ctx
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 
 
 def _loaded(module: Any) -> Any:
     if not isinstance(module, _module.Module) or module.unloaded:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"{module!r} is not a loaded module")
+        raise McError(mcError_t.mcErrorInvalidValue, f"{module!r} is not a loaded module")
     return module
 
 
 def _function(f: Any) -> Any:
     if not isinstance(f, _module.Function):
-        raise DriverError(mcError_t.mcErrorInvalidDeviceFunction, f"{f!r} is not a function handle")
+        raise McError(mcError_t.mcErrorInvalidDeviceFunction, f"{f!r} is not a function handle")
     if f.module.unloaded:
-        raise DriverError(mcError_t.mcErrorInvalidDeviceFunction, f"{f!r} belongs to an unloaded module")
+        raise McError(mcError_t.mcErrorInvalidDeviceFunction, f"{f!r} belongs to an unloaded module")
     return f
 
 
 def _state(state: Any, code: mcError_t = mcError_t.mcErrorInvalidHandle) -> LinkState:
     if not isinstance(state, LinkState) or state.destroyed:
-        raise DriverError(code, f"{state!r} is not a live mcLinkState_t")
+        raise McError(code, f"{state!r} is not a live mcLinkState_t")
     return state
 
 
@@ -46,7 +46,7 @@ def mcModuleLoadData(image: Any, *, name: str = "<image>") -> Any:
     pointer to one of these. `name` (a gpudbg extension, keyword only) is
     the file name reports and PTX errors give the image."""
     if not isinstance(name, str) or not name:
-        raise DriverError(mcError_t.mcErrorInvalidValue, f"name must be a non-empty str, got {name!r}")
+        raise McError(mcError_t.mcErrorInvalidValue, f"name must be a non-empty str, got {name!r}")
     return _module.load_data(_ctx(), image, name)
 
 
@@ -81,7 +81,7 @@ def mcModuleUnload(module: Any) -> None:
     """Seed 002 §2.12.3.15: mcErrorNotFound for an unknown or unloaded module."""
     ctx = _ctx()
     if not isinstance(module, _module.Module) or module.context is not ctx:
-        raise DriverError(mcError_t.mcErrorNotFound, f"{module!r} is not a module of this context")
+        raise McError(mcError_t.mcErrorNotFound, f"{module!r} is not a module of this context")
     module.unload()
 
 
@@ -115,11 +115,11 @@ def mcFuncGetModule(f: Any) -> Any:
     """Seed 002 §2.12.3.2: the module a function handle belongs to."""
     _ctx()
     if f is None:
-        raise DriverError(mcError_t.mcErrorInvalidValue, "function handle is NULL")
+        raise McError(mcError_t.mcErrorInvalidValue, "function handle is NULL")
     if not isinstance(f, _module.Function):
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} is not a function handle")
+        raise McError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} is not a function handle")
     if f.module.unloaded:
-        raise DriverError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} belongs to an unloaded module")
+        raise McError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} belongs to an unloaded module")
     return f.module
 
 

@@ -23,7 +23,7 @@ from gpudbg.runtime.api.vmm import (
     _flags0, _location, _posix_only, access_descs, mcMemAccessFlags, mcMemAllocationHandleType,
     mcMemAllocationType, mcMemLocation,
 )
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 
 INVALID = mcError_t.mcErrorInvalidValue
 
@@ -66,13 +66,13 @@ def _pool(pool: Any, allow_imported: bool = False) -> Any:
     if allow_imported and isinstance(pool, _mp.ImportedPool):
         pool.source.check()
         return pool
-    raise DriverError(INVALID, f"{pool!r} is not a live mcMemPool_t"
+    raise McError(INVALID, f"{pool!r} is not a live mcMemPool_t"
                                + ("" if allow_imported else " that allocations can come from"))
 
 
 def _attr(attr: Any) -> _mp.PoolAttr:
     if isinstance(attr, bool) or attr not in tuple(mcMemPoolAttr):
-        raise DriverError(INVALID, f"{attr!r} is not an mcMemPoolAttr")
+        raise McError(INVALID, f"{attr!r} is not an mcMemPoolAttr")
     return _mp.PoolAttr(int(attr))
 
 
@@ -106,7 +106,7 @@ def _stream(stream: Any, api: str) -> Any:
     s = _ctx().stream(stream)
     if getattr(s, "capture", None) is not None:
         s.capture.invalidate(f"{api} during stream capture")
-        raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported,
+        raise McError(mcError_t.mcErrorStreamCaptureUnsupported,
                           f"{api}: {s!r} is capturing; graph memory nodes are not supported")
     return s
 
@@ -168,9 +168,9 @@ def mcMemPoolCreate(poolProps: Any) -> Any:
     """Seed 002 §2.14.3.7: a pool of the device named by poolProps.location."""
     _ctx()
     if not isinstance(poolProps, mcMemPoolProps):
-        raise DriverError(INVALID, f"poolProps must be an mcMemPoolProps, not {type(poolProps).__name__}")
+        raise McError(INVALID, f"poolProps must be an mcMemPoolProps, not {type(poolProps).__name__}")
     if poolProps.allocType != mcMemAllocationType.mcMemAllocationTypePinned:
-        raise DriverError(INVALID, f"allocType must be mcMemAllocationTypePinned, got {poolProps.allocType!r}")
+        raise McError(INVALID, f"allocType must be mcMemAllocationTypePinned, got {poolProps.allocType!r}")
     dev = _location(poolProps.location, "poolProps.location")
     return _reg().create(dev, _int("handleTypes", poolProps.handleTypes),
                          _int("maxSize", poolProps.maxSize))
@@ -221,10 +221,10 @@ def mcMemPoolSetAccess(memPool: Any, descList: Any, count: int) -> None:
     descs = access_descs(descList, count)
     for ordinal, flags in descs:
         if ordinal == p.device.ordinal and flags != mcMemAccessFlags.mcMemAccessFlagsProtReadWrite:
-            raise DriverError(INVALID, f"the owning device {ordinal} of {p!r} always has "
+            raise McError(INVALID, f"the owning device {ordinal} of {p!r} always has "
                                        f"read-write access")
         if flags == mcMemAccessFlags.mcMemAccessFlagsProtRead:
-            raise DriverError(INVALID, "pools support only mcMemAccessFlagsProtNone or "
+            raise McError(INVALID, "pools support only mcMemAccessFlagsProtNone or "
                                        "mcMemAccessFlagsProtReadWrite")
     for ordinal, flags in descs:
         p.access[ordinal] = flags
@@ -276,7 +276,7 @@ def mcMemPoolImportPointer(memPool: Any, exportData: Any) -> int:
     exporter's later free releases the memory."""
     _ctx()
     if not isinstance(exportData, mcMemPoolPtrExportData):
-        raise DriverError(INVALID, "exportData must be an mcMemPoolPtrExportData")
+        raise McError(INVALID, "exportData must be an mcMemPoolPtrExportData")
     return _reg().import_pointer(memPool, bytes(exportData.reserved))
 
 

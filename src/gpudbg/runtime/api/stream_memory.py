@@ -15,7 +15,7 @@ from typing import Any
 from gpudbg.driver import commands as C
 from gpudbg.driver.engine import get_engine
 from gpudbg.runtime.api._base import _api, _ctx
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.stream_types import mcStreamWaitValueFlags as W, mcStreamWriteValueFlags as WR
 
 _INVALID = mcError_t.mcErrorInvalidValue
@@ -25,23 +25,23 @@ _WAIT_OPS = {int(W.mcStreamWaitValueGeq), int(W.mcStreamWaitValueEq), int(W.mcSt
 
 def _target(ctx: Any, ptr: Any, width: int) -> int:
     if isinstance(ptr, bool) or not isinstance(ptr, int) or ptr == 0:
-        raise DriverError(_INVALID, f"ptr must be a non-null device-visible pointer (int), got {ptr!r}")
+        raise McError(_INVALID, f"ptr must be a non-null device-visible pointer (int), got {ptr!r}")
     info = get_engine().resolve_pointer(ptr)
     if info is None:
-        raise DriverError(_INVALID, f"ptr {get_engine().uva.describe(ptr)}")
+        raise McError(_INVALID, f"ptr {get_engine().uva.describe(ptr)}")
     if info.gpu is not ctx.gpu:
-        raise DriverError(_INVALID, f"ptr 0x{ptr:x} is memory of device {info.gpu.ordinal}, "
+        raise McError(_INVALID, f"ptr 0x{ptr:x} is memory of device {info.gpu.ordinal}, "
                                     f"not of the stream's device {ctx.gpu.ordinal}")
     if ptr % width:
-        raise DriverError(_INVALID, f"ptr 0x{ptr:x} is not {width}-byte aligned")
+        raise McError(_INVALID, f"ptr 0x{ptr:x} is not {width}-byte aligned")
     if info.remaining < width:
-        raise DriverError(_INVALID, f"{width} bytes at 0x{ptr:x} run past the end of its allocation")
+        raise McError(_INVALID, f"{width} bytes at 0x{ptr:x} run past the end of its allocation")
     return ptr
 
 
 def _value(value: Any, width: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < (1 << (8 * width)):
-        raise DriverError(_INVALID, f"value {value!r} is not a uint{8 * width}_t")
+        raise McError(_INVALID, f"value {value!r} is not a uint{8 * width}_t")
     return value
 
 
@@ -50,7 +50,7 @@ def _wait(stream: Any, ptr: Any, value: Any, flags: Any, width: int) -> None:
     s = ctx.stream(stream)
     if isinstance(flags, bool) or not isinstance(flags, int) \
             or (flags & ~int(W.mcStreamWaitValueFlush)) not in _WAIT_OPS:
-        raise DriverError(_INVALID, f"flags {flags!r} must be one of mcStreamWaitValueGeq/Eq/And/Nor, "
+        raise McError(_INVALID, f"flags {flags!r} must be one of mcStreamWaitValueGeq/Eq/And/Nor, "
                                     f"optionally | mcStreamWaitValueFlush")
     s.submit([C.make(C.Opcode.WAIT_VALUE, address=_target(ctx, ptr, width), value=_value(value, width),
                      flags=flags, width=width)])
@@ -61,7 +61,7 @@ def _write(stream: Any, ptr: Any, value: Any, flags: Any, width: int) -> None:
     s = ctx.stream(stream)
     if isinstance(flags, bool) or not isinstance(flags, int) or flags not in (
             int(WR.mcStreamWriteValueDefault), int(WR.mcStreamWriteValueNoMemoryBarrier)):
-        raise DriverError(_INVALID, f"flags {flags!r} must be mcStreamWriteValueDefault or "
+        raise McError(_INVALID, f"flags {flags!r} must be mcStreamWriteValueDefault or "
                                     f"mcStreamWriteValueNoMemoryBarrier")
     s.submit([C.make(C.Opcode.WRITE_VALUE, address=_target(ctx, ptr, width), value=_value(value, width),
                      flags=flags, width=width)])

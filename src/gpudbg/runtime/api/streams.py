@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 from gpudbg.driver import callbacks, capture
 from gpudbg.driver.event import check_event
 from gpudbg.runtime.api._base import _api, _ctx, _int
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, from_status, mcError_t
 from gpudbg.runtime.stream_types import (mcAccessPolicyWindow, mcStreamAttrID, mcStreamAttrValue,
                                          mcSynchronizationPolicy)
 
@@ -23,7 +23,7 @@ _INVALID = mcError_t.mcErrorInvalidValue
 
 def _signed(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise DriverError(_INVALID, f"{name} must be an int, got {value!r}")
+        raise McError(_INVALID, f"{name} must be an int, got {value!r}")
     return value
 
 
@@ -77,7 +77,7 @@ def mcStreamQuery(stream: Any) -> None:
     s = ctx.stream(stream)
     capture.check_not_capturing(s, "mcStreamQuery")
     if not s.done():
-        raise DriverError(mcError_t.mcErrorNotReady, f"{s!r} has pending work")
+        raise McError(mcError_t.mcErrorNotReady, f"{s!r} has pending work")
     ctx.after_wait()
 
 
@@ -104,7 +104,7 @@ def _attr(attr: Any) -> mcStreamAttrID:
     try:
         return mcStreamAttrID(attr)
     except (ValueError, TypeError):
-        raise DriverError(_INVALID, f"{attr!r} is not an mcStreamAttrID") from None
+        raise McError(_INVALID, f"{attr!r} is not an mcStreamAttrID") from None
 
 
 @_api(1)
@@ -121,12 +121,12 @@ def mcStreamGetAttribute(hStream: Any, attr: Any) -> mcStreamAttrValue:
 
 def _check_window(w: Any) -> mcAccessPolicyWindow:
     if not isinstance(w, mcAccessPolicyWindow):
-        raise DriverError(_INVALID, f"accessPolicyWindow must be an mcAccessPolicyWindow, not {w!r}")
+        raise McError(_INVALID, f"accessPolicyWindow must be an mcAccessPolicyWindow, not {w!r}")
     if isinstance(w.base_ptr, bool) or not isinstance(w.base_ptr, int) or w.base_ptr < 0 \
             or isinstance(w.num_bytes, bool) or not isinstance(w.num_bytes, int) or w.num_bytes < 0:
-        raise DriverError(_INVALID, "accessPolicyWindow base_ptr and num_bytes must be non-negative ints")
+        raise McError(_INVALID, "accessPolicyWindow base_ptr and num_bytes must be non-negative ints")
     if not 0.0 <= float(w.hitRatio) <= 1.0:
-        raise DriverError(_INVALID, f"accessPolicyWindow.hitRatio {w.hitRatio} is outside [0, 1]")
+        raise McError(_INVALID, f"accessPolicyWindow.hitRatio {w.hitRatio} is outside [0, 1]")
     return w
 
 
@@ -139,7 +139,7 @@ def mcStreamSetAttribute(hStream: Any, attr: Any, value: Any) -> None:
     s = _ctx().stream(hStream)
     a = _attr(attr)
     if not isinstance(value, mcStreamAttrValue):
-        raise DriverError(_INVALID, f"value must be an mcStreamAttrValue, not {value!r}")
+        raise McError(_INVALID, f"value must be an mcStreamAttrValue, not {value!r}")
     if a is mcStreamAttrID.mcStreamAttributePriority:
         s.priority = _signed("priority", value.priority)
     elif a is mcStreamAttrID.mcStreamAttributeAccessPolicyWindow:
@@ -148,7 +148,7 @@ def mcStreamSetAttribute(hStream: Any, attr: Any, value: Any) -> None:
         try:
             s.attributes[int(a)] = mcSynchronizationPolicy(value.syncPolicy)
         except ValueError:
-            raise DriverError(_INVALID, f"{value.syncPolicy!r} is not an mcSynchronizationPolicy") from None
+            raise McError(_INVALID, f"{value.syncPolicy!r} is not an mcSynchronizationPolicy") from None
 
 
 @_api(0)
@@ -179,13 +179,17 @@ def mcStreamAddCallback(stream: Any, callback: Callable[[Any, Any, Any], Any], u
     (callbacks after a fault still run). Not capturable (use mcLaunchHostFunc)."""
     ctx = _ctx()
     if _int("flags", flags) != 0:
-        raise DriverError(_INVALID, f"flags must be 0, got {flags}")
+        raise McError(_INVALID, f"flags must be 0, got {flags}")
     s = ctx.stream(stream)
     if s.capture is not None:
         s.capture.invalidate("mcStreamAddCallback was called during the capture")
-        raise DriverError(mcError_t.mcErrorStreamCaptureUnsupported,
+        raise McError(mcError_t.mcErrorStreamCaptureUnsupported,
                           "mcStreamAddCallback cannot be captured; use mcLaunchHostFunc")
-    callbacks.enqueue(s, callbacks.HostKind.CALLBACK, callback, userData, stream)
+    def deliver(handle: Any, status: Any, data: Any) -> Any:
+        return callback(handle, from_status(status), data)   # the runtime's code, not the engine's
+
+    callbacks.enqueue(s, callbacks.HostKind.CALLBACK, deliver if callable(callback) else callback,
+                      userData, stream)
 
 
 @_api(0)

@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from gpudbg.driver import vmm as _vmm
 from gpudbg.driver.engine import get_engine
 from gpudbg.runtime.api._base import _api, _ctx, _int
-from gpudbg.runtime.errors import DriverError, mcError_t
+from gpudbg.runtime.errors import McError, mcError_t
 
 INVALID = mcError_t.mcErrorInvalidValue
 
@@ -78,24 +78,24 @@ def _state() -> Any:
 def _location(loc: Any, what: str = "location") -> Any:
     """The engine Device a device location names."""
     if not isinstance(loc, mcMemLocation):
-        raise DriverError(INVALID, f"{what} must be an mcMemLocation, not {type(loc).__name__}")
+        raise McError(INVALID, f"{what} must be an mcMemLocation, not {type(loc).__name__}")
     if loc.type != mcMemLocationType.mcMemLocationTypeDevice:
-        raise DriverError(INVALID, f"{what}.type must be mcMemLocationTypeDevice, got {loc.type!r}")
+        raise McError(INVALID, f"{what}.type must be mcMemLocationTypeDevice, got {loc.type!r}")
     return get_engine().device(loc.id)
 
 
 def _prop(prop: Any) -> Any:
     if not isinstance(prop, mcMemAllocationProp):
-        raise DriverError(INVALID, f"prop must be an mcMemAllocationProp, not {type(prop).__name__}")
+        raise McError(INVALID, f"prop must be an mcMemAllocationProp, not {type(prop).__name__}")
     if prop.type != mcMemAllocationType.mcMemAllocationTypePinned:
-        raise DriverError(INVALID, f"prop.type must be mcMemAllocationTypePinned, got {prop.type!r}")
+        raise McError(INVALID, f"prop.type must be mcMemAllocationTypePinned, got {prop.type!r}")
     _int("prop.requestedHandleTypes", prop.requestedHandleTypes)
     return _location(prop.location, "prop.location")
 
 
 def _flags0(flags: Any) -> None:
     if _int("flags", flags) != 0:
-        raise DriverError(INVALID, f"flags are reserved and must be 0, got {flags!r}")
+        raise McError(INVALID, f"flags are reserved and must be 0, got {flags!r}")
 
 
 def access_descs(desc: Any, count: Any) -> list[tuple[int, int]]:
@@ -103,15 +103,15 @@ def access_descs(desc: Any, count: Any) -> list[tuple[int, int]]:
     if isinstance(desc, mcMemAccessDesc):
         desc = [desc]
     if not isinstance(desc, Sequence) or not all(isinstance(d, mcMemAccessDesc) for d in desc):
-        raise DriverError(INVALID, "desc must be a sequence of mcMemAccessDesc")
+        raise McError(INVALID, "desc must be a sequence of mcMemAccessDesc")
     n = _int("count", count, 1)
     if n > len(desc):
-        raise DriverError(INVALID, f"count {n} exceeds the {len(desc)} descriptors given")
+        raise McError(INVALID, f"count {n} exceeds the {len(desc)} descriptors given")
     out = []
     for d in desc[:n]:
         dev = _location(d.location, "desc.location")
         if d.flags not in tuple(mcMemAccessFlags):
-            raise DriverError(INVALID, f"desc.flags {d.flags!r} is not an mcMemAccessFlags value")
+            raise McError(INVALID, f"desc.flags {d.flags!r} is not an mcMemAccessFlags value")
         out.append((dev.ordinal, int(d.flags)))
     return out
 
@@ -189,7 +189,7 @@ def mcMemGetAllocationGranularity(prop: Any, option: int) -> int:
     _ctx()
     _prop(prop)
     if isinstance(option, bool) or option not in tuple(mcMemAllocationGranularity_flags):
-        raise DriverError(INVALID, f"{option!r} is not an mcMemAllocationGranularity_flags value")
+        raise McError(INVALID, f"{option!r} is not an mcMemAllocationGranularity_flags value")
     return _vmm.GRANULARITY
 
 
@@ -215,10 +215,10 @@ def _posix_only(handle_type: Any, api: str) -> None:
     t = _int("handleType", handle_type)
     if t in (mcMemAllocationHandleType.mcMemHandleTypeWin32,
              mcMemAllocationHandleType.mcMemHandleTypeWin32Kmt):
-        raise DriverError(mcError_t.mcErrorNotSupported,
+        raise McError(mcError_t.mcErrorNotSupported,
                           f"{api}: Win32 handles do not exist on this (POSIX) platform")
     if t != mcMemAllocationHandleType.mcMemHandleTypePosixFileDescriptor:
-        raise DriverError(INVALID, f"{api}: {handle_type!r} is not a shareable handle type")
+        raise McError(INVALID, f"{api}: {handle_type!r} is not a shareable handle type")
 
 
 @_api(1)
