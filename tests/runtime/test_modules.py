@@ -117,7 +117,7 @@ def test_jit_logs_wall_time_and_ignored_options(real, ptx):
     assert err == S
     text = bytes(info[:vals[1]]).rstrip(b"\0").decode()
     assert "2 kernel(s)" in text and "Function properties for heavy" in text
-    assert "mcJitOptimizationLevel (7) ignored" in text and "line info recorded" in text
+    assert "CU_JIT_OPTIMIZATION_LEVEL (7) ignored" in text and "line info recorded" in text
     assert vals[1] == len(text) + 1 and vals[3] == 1 and error[0] == 0
     assert isinstance(vals[4], float) and vals[4] > 0
     bad = ptx.replace("ret;", "bogus.op;", 1)

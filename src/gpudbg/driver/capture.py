@@ -30,7 +30,7 @@ from typing import Any, Iterable
 from gpudbg.driver import commands as C
 from gpudbg.driver.graph import Graph, GraphNode, NodeKind, kind_of
 from gpudbg.driver.status import CUresult, EngineError
-from gpudbg.runtime.stream_types import mcStreamCaptureMode as Mode, mcStreamCaptureStatus as Status
+from gpudbg.driver.types import CUstreamCaptureMode as Mode, CUstreamCaptureStatus as Status
 from gpudbg.sim.memory.spaces import AllocationKind
 
 _ids = itertools.count(1)
@@ -40,7 +40,7 @@ _active: set["CaptureSequence"] = set()
 
 class _ThreadMode(threading.local):
     def __init__(self) -> None:
-        self.mode = Mode.mcStreamCaptureModeGlobal
+        self.mode = Mode.CU_STREAM_CAPTURE_MODE_GLOBAL
 
 
 _thread = _ThreadMode()
@@ -53,7 +53,7 @@ class CaptureSequence:
         self.mode = mode
         self.thread = threading.get_ident()
         self.graph = Graph(origin.context)
-        self.status = Status.mcStreamCaptureStatusActive
+        self.status = Status.CU_STREAM_CAPTURE_STATUS_ACTIVE
         self.reason = ""
         self.streams: list[Any] = [origin]
 
@@ -61,8 +61,8 @@ class CaptureSequence:
         return f"<capture {self.id} of {self.origin!r} ({self.status.name})>"
 
     def invalidate(self, reason: str) -> None:
-        if self.status is Status.mcStreamCaptureStatusActive:
-            self.status = Status.mcStreamCaptureStatusInvalidated
+        if self.status is Status.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            self.status = Status.CU_STREAM_CAPTURE_STATUS_INVALIDATED
             self.reason = reason
 
 
@@ -72,7 +72,7 @@ def exchange_mode(mode: int) -> Mode:
     try:
         new = Mode(mode)
     except ValueError:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{mode!r} is not an mcStreamCaptureMode") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{mode!r} is not a stream capture mode") from None
     old, _thread.mode = _thread.mode, new
     return old
 
@@ -80,14 +80,14 @@ def exchange_mode(mode: int) -> Mode:
 def _prohibitors() -> list[CaptureSequence]:
     me = threading.get_ident()
     mode = _thread.mode
-    if mode is Mode.mcStreamCaptureModeRelaxed:
+    if mode is Mode.CU_STREAM_CAPTURE_MODE_RELAXED:
         return []
     with _lock:
-        live = [s for s in _active if s.status is Status.mcStreamCaptureStatusActive]
-    own = [s for s in live if s.thread == me and s.mode is not Mode.mcStreamCaptureModeRelaxed]
-    if mode is Mode.mcStreamCaptureModeThreadLocal:
+        live = [s for s in _active if s.status is Status.CU_STREAM_CAPTURE_STATUS_ACTIVE]
+    own = [s for s in live if s.thread == me and s.mode is not Mode.CU_STREAM_CAPTURE_MODE_RELAXED]
+    if mode is Mode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL:
         return own
-    return own + [s for s in live if s.thread != me and s.mode is Mode.mcStreamCaptureModeGlobal]
+    return own + [s for s in live if s.thread != me and s.mode is Mode.CU_STREAM_CAPTURE_MODE_GLOBAL]
 
 
 def check_unsafe_call(what: str) -> None:
@@ -108,7 +108,7 @@ def begin(stream: Any, mode: int) -> CaptureSequence:
     try:
         m = Mode(mode)
     except ValueError:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{mode!r} is not an mcStreamCaptureMode") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{mode!r} is not a stream capture mode") from None
     if stream.is_legacy:
         raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "the legacy stream cannot be captured")
     with stream.context.lock:
@@ -151,10 +151,10 @@ def end(stream: Any) -> Graph:
             seq.invalidate(f"mcStreamEndCapture was called on joined {stream!r}, not on the origin")
             raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_UNMATCHED,
                               f"{stream!r} joined {seq!r}; end it on {seq.origin!r}")
-        if seq.mode is not Mode.mcStreamCaptureModeRelaxed and seq.thread != threading.get_ident():
+        if seq.mode is not Mode.CU_STREAM_CAPTURE_MODE_RELAXED and seq.thread != threading.get_ident():
             raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD,
                               f"{seq!r} ({seq.mode.name}) must be ended by the thread that began it")
-        if seq.status is Status.mcStreamCaptureStatusInvalidated:
+        if seq.status is Status.CU_STREAM_CAPTURE_STATUS_INVALIDATED:
             _leave(seq)
             seq.graph.destroy()
             raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
@@ -173,7 +173,7 @@ def end(stream: Any) -> Graph:
 def status_of(stream: Any) -> Status:
     check_query(stream)
     seq = stream.capture
-    return Status.mcStreamCaptureStatusNone if seq is None else seq.status
+    return Status.CU_STREAM_CAPTURE_STATUS_NONE if seq is None else seq.status
 
 
 def check_query(stream: Any) -> None:
@@ -225,7 +225,7 @@ def _refuse(stream: Any, commands: list[C.Command], code: CUresult, message: str
 
 def record_commands(stream: Any, commands: list[C.Command]) -> GraphNode:
     seq = stream.capture
-    if seq.status is not Status.mcStreamCaptureStatusActive:
+    if seq.status is not Status.CU_STREAM_CAPTURE_STATUS_ACTIVE:
         _refuse(stream, commands, CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED,
                 f"{seq!r} was invalidated: {seq.reason}")
     gpu = stream.context.gpu
@@ -243,7 +243,7 @@ def add_node(stream: Any, kind: NodeKind, commands: list[C.Command] | None = Non
              **payload: Any) -> GraphNode:
     """Append a node after the stream's dependencies; it becomes the only one."""
     seq = stream.capture
-    if seq.status is not Status.mcStreamCaptureStatusActive:
+    if seq.status is not Status.CU_STREAM_CAPTURE_STATUS_ACTIVE:
         raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, f"{seq!r} was invalidated: {seq.reason}")
     node = seq.graph.add(kind, stream.capture_deps, commands, **payload)
     stream.capture_deps = [node]
@@ -274,7 +274,7 @@ def join(stream: Any, seq: CaptureSequence, nodes: Iterable[GraphNode]) -> None:
     if stream.is_legacy:
         seq.invalidate("the legacy stream waited on an event of the capture")
         raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT, "the legacy stream cannot join a capture")
-    if seq.status is not Status.mcStreamCaptureStatusActive:
+    if seq.status is not Status.CU_STREAM_CAPTURE_STATUS_ACTIVE:
         raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, f"{seq!r} was invalidated: {seq.reason}")
     stream.capture = seq
     stream.capture_deps = nodes
@@ -295,6 +295,6 @@ def update_dependencies(stream: Any, nodes: Any, count: int, flags: int) -> None
     for n in nodes:
         if not isinstance(n, GraphNode) or n.graph is not seq.graph:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{n!r} is not a node of {seq!r}'s graph")
-    if seq.status is not Status.mcStreamCaptureStatusActive:
+    if seq.status is not Status.CU_STREAM_CAPTURE_STATUS_ACTIVE:
         raise EngineError(CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, f"{seq!r} was invalidated: {seq.reason}")
     stream.capture_deps = nodes if flags == 1 else list(dict.fromkeys(stream.capture_deps + nodes))

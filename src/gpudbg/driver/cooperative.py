@@ -26,7 +26,10 @@ from typing import Any, Mapping, Sequence
 from gpudbg.driver import launch_config
 from gpudbg.driver import module as _module
 from gpudbg.driver.status import CUresult, EngineError
-from gpudbg.runtime.exec_types import mcCooperativeLaunchMultiDeviceFlags as MDF, mcLaunchParams
+from gpudbg.driver.types import (
+    CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_POST_LAUNCH_SYNC as NO_POST_SYNC,
+    CUDA_COOPERATIVE_LAUNCH_MULTI_DEVICE_NO_PRE_LAUNCH_SYNC as NO_PRE_SYNC, LaunchParams,
+)
 
 _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
@@ -66,15 +69,23 @@ def launch_cooperative(context: Any, function: Any, grid: Any, block: Any, share
                           list(args) if args is not None else [], None)
 
 
-def _entry(p: Any) -> mcLaunchParams:
-    if isinstance(p, mcLaunchParams):
+_FIELDS = ("func", "gridDim", "blockDim", "args", "sharedMem", "stream")
+
+
+def _entry(p: Any) -> LaunchParams:
+    """One entry of a launch list: a LaunchParams, a mapping of its fields,
+    or any record with those fields (an API layer's own struct)."""
+    if isinstance(p, LaunchParams):
         return p
     if isinstance(p, Mapping):
         try:
-            return mcLaunchParams(**p)
+            return LaunchParams(**p)
         except TypeError as e:
-            raise EngineError(_INVALID, f"bad mcLaunchParams {dict(p)!r}: {e}") from None
-    raise EngineError(_INVALID, f"launch parameters must be mcLaunchParams, not {type(p).__name__}")
+            raise EngineError(_INVALID, f"bad launch parameters {dict(p)!r}: {e}") from None
+    if all(hasattr(p, f) for f in ("func", "gridDim", "blockDim")):
+        return LaunchParams(**{f: getattr(p, f) for f in _FIELDS if hasattr(p, f)})
+    raise EngineError(_INVALID, f"launch parameters must name func, gridDim and blockDim, "
+                                f"not be a {type(p).__name__}")
 
 
 def resolve(engine: Any, params: Any, num_devices: Any) -> list[Part]:
@@ -112,7 +123,7 @@ def _submit_all(parts: list[Part]) -> None:
 
 def launch_multi_device(engine: Any, params: Any, num_devices: Any, flags: Any) -> None:
     """mcLaunchCooperativeKernelMultiDevice."""
-    allowed = int(MDF.mcCooperativeLaunchMultiDeviceNoPreSync | MDF.mcCooperativeLaunchMultiDeviceNoPostSync)
+    allowed = NO_PRE_SYNC | NO_POST_SYNC
     if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 or flags & ~allowed:
         raise EngineError(_INVALID, f"unknown multi-device launch flags {flags!r}")
     parts = resolve(engine, params, num_devices)
@@ -128,11 +139,11 @@ def launch_multi_device(engine: Any, params: Any, num_devices: Any, flags: Any) 
                                         "kernel with the same grid, block and shared memory size")
     for p in parts:
         launch_config.check_cooperative(p.function, p.grid, p.block, p.shared)
-    if not flags & MDF.mcCooperativeLaunchMultiDeviceNoPreSync:
+    if not flags & NO_PRE_SYNC:
         for p in parts:
             p.stream.wait()
     _submit_all(parts)
-    if not flags & MDF.mcCooperativeLaunchMultiDeviceNoPostSync:
+    if not flags & NO_POST_SYNC:
         for p in parts:
             p.stream.wait()
         for p in parts:

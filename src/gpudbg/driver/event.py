@@ -101,8 +101,8 @@ class Event:
         self.timed = self.slot is not None
 
     def in_active_capture(self) -> bool:
-        from gpudbg.runtime.stream_types import mcStreamCaptureStatus as S
-        return self.captured is not None and self.captured[0].status is S.mcStreamCaptureStatusActive \
+        from gpudbg.driver.types import CUstreamCaptureStatus as S
+        return self.captured is not None and self.captured[0].status is S.CU_STREAM_CAPTURE_STATUS_ACTIVE \
             and self.captured[0].origin.capture is self.captured[0]
 
     def _refuse_if_captured(self, what: str) -> None:

@@ -18,9 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from gpudbg.driver.status import Cause, CUresult, EngineError
-from gpudbg.runtime.exec_types import (
-    mcFuncAttribute, mcFuncAttributes, mcOccupancyFlags, mcSharedmemCarveoutDefault,
-)
+from gpudbg.driver.types import CUfunction_attribute, CUjit_cacheMode, CUoccupancy_flags, CUshared_carveout, FunctionAttributes
 from gpudbg.sim.device_model import occupancy
 
 _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
@@ -29,7 +27,7 @@ _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 @dataclass
 class FunctionConfig:
     max_dynamic_shared: int | None = None        # None: the 48 KiB default minus static shared
-    preferred_carveout: int = mcSharedmemCarveoutDefault
+    preferred_carveout: int = CUshared_carveout.CU_SHAREDMEM_CARVEOUT_DEFAULT
 
 
 _configs: "weakref.WeakKeyDictionary[Any, FunctionConfig]" = weakref.WeakKeyDictionary()
@@ -57,17 +55,21 @@ def max_dynamic_shared(function: Any, model: Any) -> int:
     return max(model.shared_per_block - function.kernel.static_shared, 0)
 
 
+_SETTABLE = (CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+             CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT)
+
+
 def set_attribute(function: Any, attr: Any, value: Any) -> None:
     model = function.module.context.device.model
     try:
-        which = mcFuncAttribute(attr) if not isinstance(attr, bool) else None
+        which = CUfunction_attribute(attr) if not isinstance(attr, bool) else None
     except ValueError:
         which = None
-    if which is None:
-        raise EngineError(_INVALID, f"{attr!r} is not a settable mcFuncAttribute")
+    if which not in _SETTABLE:
+        raise EngineError(_INVALID, f"{attr!r} is not a settable CUfunction_attribute")
     if isinstance(value, bool) or not isinstance(value, int):
         raise EngineError(_INVALID, f"attribute value must be an int, got {value!r}")
-    if which is mcFuncAttribute.mcFuncAttributeMaxDynamicSharedMemorySize:
+    if which is CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
         limit = model.shared_per_block_optin - function.kernel.static_shared
         if not 0 <= value <= limit:
             raise EngineError(_INVALID, f"{function.name}: max dynamic shared memory {value} is outside "
@@ -75,7 +77,7 @@ def set_attribute(function: Any, attr: Any, value: Any) -> None:
                                         f"{function.kernel.static_shared} static)")
         config(function).max_dynamic_shared = value
     else:
-        if not (value == mcSharedmemCarveoutDefault or 0 <= value <= 100):
+        if not (value == CUshared_carveout.CU_SHAREDMEM_CARVEOUT_DEFAULT or 0 <= value <= 100):
             raise EngineError(_INVALID, f"preferred shared memory carveout {value} is not -1 or 0..100 percent")
         config(function).preferred_carveout = value
 
@@ -91,7 +93,7 @@ def _virtual_arch(targets) -> int:
     return 0
 
 
-def attributes(function: Any) -> mcFuncAttributes:
+def attributes(function: Any) -> FunctionAttributes:
     k = function.kernel
     model = function.module.context.device.model
     ptx_version, const_bytes = 0, 0
@@ -101,9 +103,9 @@ def attributes(function: Any) -> mcFuncAttributes:
         ptx_version = _virtual_arch(ir_mod.targets)
         const_bytes = sum(_var_size(v) for v in ir_mod.globals.values() if v.space == "const")
     jit = getattr(function.module, "jit", None)
-    cache_ca = int(getattr(getattr(jit, "cache_mode", None), "name", "") == "mcJitCacheOptionCa")
+    cache_ca = int(getattr(jit, "cache_mode", None) == CUjit_cacheMode.CU_JIT_CACHE_OPTION_CA)
     cc = model.compute_capability
-    return mcFuncAttributes(
+    return FunctionAttributes(
         sharedSizeBytes=int(k.static_shared), constSizeBytes=int(const_bytes),
         localSizeBytes=int(k.local_size), maxThreadsPerBlock=int(k.max_threads_per_block),
         numRegs=int(k.num_regs), ptxVersion=ptx_version, binaryVersion=cc[0] * 10 + cc[1],
@@ -119,7 +121,7 @@ def _var_size(v: Any) -> int:
 # ------------------------------------------------------------------ occupancy
 def _flags(flags: Any) -> None:
     if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 \
-            or flags & ~int(mcOccupancyFlags.mcOccupancyDisableCachingOverride):
+            or flags & ~int(CUoccupancy_flags.CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE):
         raise EngineError(_INVALID, f"unknown occupancy flags {flags!r}")
 
 
@@ -138,7 +140,7 @@ def _non_negative(name: str, v: Any) -> int:
 def blocks_per_sm(function: Any, block_size: int, dynamic_shared: int, flags: int = 0) -> int:
     """Resident blocks per SM, exactly as sim/wave.py places them; 0 for a
     configuration the launch would refuse. (Caching never changes occupancy
-    on this device, so mcOccupancyDisableCachingOverride gives the same.)"""
+    on this device, so CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE gives the same.)"""
     _flags(flags)
     _positive("blockSize", block_size)
     _non_negative("dynamicSMemSize", dynamic_shared)

@@ -26,9 +26,7 @@ from typing import Any
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.status import CUresult, EngineError
-from gpudbg.runtime.exec_types import (
-    mcDeviceFlags, mcDeviceScheduleMask, mcFuncCache_t, mcLimit_t, mcSharedMemConfig,
-)
+from gpudbg.driver.types import CU_CTX_SCHED_MASK, CUctx_flags, CUfunc_cache, CUlimit, CUsharedconfig
 from gpudbg.sim import launch_limits as sim_limits
 
 MAX_STACK_SIZE = 512 * 1024        # local memory per thread, compute capability 9.0
@@ -41,13 +39,17 @@ _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 
 # ------------------------------------------------------------------ limits
-def _limit(limit: Any) -> mcLimit_t:
+def _limit(limit: Any) -> CUlimit:
     if isinstance(limit, bool) or not isinstance(limit, int):
-        raise EngineError(_INVALID, f"limit must be an mcLimit_t, got {limit!r}")
+        raise EngineError(_INVALID, f"limit must be a CUlimit, got {limit!r}")
     try:
-        return mcLimit_t(limit)
+        which = CUlimit(limit)
     except ValueError:
-        raise EngineError(CUresult.CUDA_ERROR_UNSUPPORTED_LIMIT, f"{limit!r} is not an mcLimit_t") from None
+        raise EngineError(CUresult.CUDA_ERROR_UNSUPPORTED_LIMIT, f"{limit!r} is not a CUlimit") from None
+    if which not in _KEYS and which is not CUlimit.CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
+        raise EngineError(CUresult.CUDA_ERROR_UNSUPPORTED_LIMIT,
+                          f"{which.name} is not supported by the simulated device")
+    return which
 
 
 def _table(ctx: Any) -> dict:
@@ -59,21 +61,21 @@ def _table(ctx: Any) -> dict:
 
 
 _KEYS = {
-    mcLimit_t.mcLimitStackSize: "stack_size",
-    mcLimit_t.mcLimitPrintfFifoSize: "printf_fifo_size",
-    mcLimit_t.mcLimitMallocHeapSize: "malloc_heap_size",
-    mcLimit_t.mcLimitDevRuntimePendingLaunchCount: "pending_launch_count",
-    mcLimit_t.mcLimitMaxL2FetchGranularity: "l2_fetch_granularity",
-    mcLimit_t.mcLimitPersistingL2CacheSize: "persisting_l2_size",
+    CUlimit.CU_LIMIT_STACK_SIZE: "stack_size",
+    CUlimit.CU_LIMIT_PRINTF_FIFO_SIZE: "printf_fifo_size",
+    CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE: "malloc_heap_size",
+    CUlimit.CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT: "pending_launch_count",
+    CUlimit.CU_LIMIT_MAX_L2_FETCH_GRANULARITY: "l2_fetch_granularity",
+    CUlimit.CU_LIMIT_PERSISTING_L2_CACHE_SIZE: "persisting_l2_size",
 }
 
 
-def _no_sync_depth(which: mcLimit_t, ctx: Any) -> None:
-    if which is mcLimit_t.mcLimitDevRuntimeSyncDepth:
+def _no_sync_depth(which: CUlimit, ctx: Any) -> None:
+    if which is CUlimit.CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH:
         cc = ctx.device.model.compute_capability
         raise EngineError(CUresult.CUDA_ERROR_UNSUPPORTED_LIMIT,
-                          f"mcLimitDevRuntimeSyncDepth does not exist on compute capability "
-                          f"{cc[0]}.{cc[1]} (device-side mcDeviceSynchronize was removed in 9.0)")
+                          f"the device runtime sync depth limit does not exist on compute capability "
+                          f"{cc[0]}.{cc[1]} (device-side synchronization was removed in 9.0)")
 
 
 def get_limit(ctx: Any, limit: Any) -> int:
@@ -90,19 +92,19 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
     model = ctx.device.model
     used = _usage(ctx)
     lim = _table(ctx)
-    if which is mcLimit_t.mcLimitStackSize:
+    if which is CUlimit.CU_LIMIT_STACK_SIZE:
         v = -(-value // STACK_GRANULE) * STACK_GRANULE
         if v > MAX_STACK_SIZE:
             raise EngineError(_INVALID, f"stack size {value} exceeds the {MAX_STACK_SIZE} bytes of "
                                         f"local memory a thread can have")
-    elif which is mcLimit_t.mcLimitPrintfFifoSize:
+    elif which is CUlimit.CU_LIMIT_PRINTF_FIFO_SIZE:
         if "printf" in used:
-            raise EngineError(_INVALID, "mcLimitPrintfFifoSize cannot change after a kernel that "
+            raise EngineError(_INVALID, "the printf FIFO size cannot change after a kernel that "
                                         "uses printf was launched in this context")
         v = value
-    elif which is mcLimit_t.mcLimitMallocHeapSize:
+    elif which is CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE:
         if "heap" in used or getattr(ctx.gpu, "heap", None) is not None:
-            raise EngineError(_INVALID, "mcLimitMallocHeapSize cannot change after a kernel that "
+            raise EngineError(_INVALID, "the malloc heap size cannot change after a kernel that "
                                         "uses malloc/free was launched in this context")
         if value == 0:
             raise EngineError(_INVALID, "the malloc heap size must be positive")
@@ -110,11 +112,11 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
             raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY,
                               f"a {value}-byte heap does not fit in {model.global_memory} bytes of memory")
         v = value
-    elif which is mcLimit_t.mcLimitDevRuntimePendingLaunchCount:
+    elif which is CUlimit.CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
         if value == 0:
             raise EngineError(_INVALID, "the pending launch count must be at least 1")
         v = value
-    elif which is mcLimit_t.mcLimitMaxL2FetchGranularity:
+    elif which is CUlimit.CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
         v = min(value, MAX_L2_FETCH_GRANULARITY)   # a hint, clamped as the seed allows
     else:
         v = min(value, model.persisting_l2_max)
@@ -165,8 +167,8 @@ def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
 @dataclass
 class DeviceSettings:
     flags: int = 0
-    cache_config: mcFuncCache_t = mcFuncCache_t.mcFuncCachePreferNone
-    shared_mem_config: mcSharedMemConfig = mcSharedMemConfig.mcSharedMemBankSizeDefault
+    cache_config: CUfunc_cache = CUfunc_cache.CU_FUNC_CACHE_PREFER_NONE
+    shared_mem_config: CUsharedconfig = CUsharedconfig.CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE
 
 
 _settings: "weakref.WeakKeyDictionary[Any, DeviceSettings]" = weakref.WeakKeyDictionary()
@@ -184,11 +186,11 @@ def _active(device: Any) -> bool:
 def set_flags(device: Any, flags: Any) -> None:
     if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 or flags & ~_DEVICE_FLAG_BITS:
         raise EngineError(_INVALID, f"unknown device flags {flags!r} (valid bits 0x{_DEVICE_FLAG_BITS:x})")
-    sched = flags & mcDeviceScheduleMask
+    sched = flags & CU_CTX_SCHED_MASK
     if sched not in (0, 1, 2, 4):
         raise EngineError(_INVALID, f"device flags 0x{flags:x} name more than one schedule mode")
     s = settings(device)
-    implicit = int(mcDeviceFlags.mcDeviceMapHost)
+    implicit = int(CUctx_flags.CU_CTX_MAP_HOST)
     if _active(device) and (s.flags | implicit) != (flags | implicit):
         raise EngineError(CUresult.CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE,
                           f"device {device.ordinal} is already active with flags 0x{s.flags | implicit:x}; "
@@ -199,34 +201,34 @@ def set_flags(device: Any, flags: Any) -> None:
 def get_flags(device: Any) -> int:
     """The stored flags; mcDeviceMapHost is implicit (seed: host mapping
     is always allowed), so it is always reported."""
-    return settings(device).flags | int(mcDeviceFlags.mcDeviceMapHost)
+    return settings(device).flags | int(CUctx_flags.CU_CTX_MAP_HOST)
 
 
 def set_cache_config(device: Any, config: Any) -> None:
     try:
-        value = mcFuncCache_t(config) if not isinstance(config, bool) else None
+        value = CUfunc_cache(config) if not isinstance(config, bool) else None
     except ValueError:
         value = None
     if value is None:
-        raise EngineError(_INVALID, f"{config!r} is not an mcFuncCache_t")
+        raise EngineError(_INVALID, f"{config!r} is not a CUfunc_cache")
     settings(device).cache_config = value
 
 
 def set_shared_mem_config(device: Any, config: Any) -> None:
     try:
-        value = mcSharedMemConfig(config) if not isinstance(config, bool) else None
+        value = CUsharedconfig(config) if not isinstance(config, bool) else None
     except ValueError:
         value = None
     if value is None:
-        raise EngineError(_INVALID, f"{config!r} is not an mcSharedMemConfig")
+        raise EngineError(_INVALID, f"{config!r} is not a CUsharedconfig")
     settings(device).shared_mem_config = value
 
 
-def shared_mem_config(device: Any) -> mcSharedMemConfig:
+def shared_mem_config(device: Any) -> CUsharedconfig:
     """The bank size in effect: the device has fixed 4-byte banks (seed
     §2.2.3.11/18), so a request for another size is recorded but has no
     effect."""
-    return mcSharedMemConfig.mcSharedMemBankSizeFourByte
+    return CUsharedconfig.CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE
 
 
 # ------------------------------------------------------------------ reset

@@ -22,7 +22,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
-from gpudbg.driver.jit_options import JitOptions, mcJitInputType
+from gpudbg.driver.jit_options import JitOptions
+from gpudbg.driver.types import CUjitInputType
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.driver.status import Cause, CUresult, EngineError
@@ -357,7 +358,7 @@ class LinkState:
     def __repr__(self) -> str:
         return f"<mcLinkState {len(self.inputs)} input(s)>"
 
-    def add_data(self, kind: mcJitInputType, data: Any, size: Any, name: Any,
+    def add_data(self, kind: CUjitInputType, data: Any, size: Any, name: Any,
                  options: JitOptions) -> None:
         from gpudbg.driver import fatbin as FB
         from gpudbg.driver import module as M
@@ -368,22 +369,22 @@ class LinkState:
                 raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                                   f"size must be 1..{len(raw) + 1} for this {len(raw)}-byte input, got {size!r}")
             raw = raw[:size]
-        elif kind is mcJitInputType.mcJitInputPtx or isinstance(data, bool) or not isinstance(data, int):
+        elif kind is CUjitInputType.CU_JIT_INPUT_PTX or isinstance(data, bool) or not isinstance(data, int):
             raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"data must be str or bytes (or a pointer for binary inputs), not {type(data).__name__}")
         else:
             raw = M._read_pointer(self.context, data)
         texts: list[tuple[str, str]] = []
-        if kind is mcJitInputType.mcJitInputPtx:
+        if kind is CUjitInputType.CU_JIT_INPUT_PTX:
             texts.append((label, M.image_to_ptx(self.context, raw.split(b"\x00", 1)[0].decode("utf-8", "replace"))))
-        elif kind is mcJitInputType.mcJitInputFatBinary:
+        elif kind is CUjitInputType.CU_JIT_INPUT_FATBINARY:
             texts.append((label, M.image_to_ptx(self.context, raw, fatbin_only=True)))
-        elif kind is mcJitInputType.mcJitInputCubin:
+        elif kind is CUjitInputType.CU_JIT_INPUT_CUBIN:
             raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU,
                               f"{label}: a cubin is SASS for a real NVIDIA GPU; the simulator links PTX only")
-        elif kind is mcJitInputType.mcJitInputObject:
+        elif kind is CUjitInputType.CU_JIT_INPUT_OBJECT:
             texts.append((label, M.image_to_ptx(self.context, raw)))
-        elif kind is mcJitInputType.mcJitInputLibrary:
+        elif kind is CUjitInputType.CU_JIT_INPUT_LIBRARY:
             try:
                 members = FB.ar_members(raw)
             except FB.FatbinError as e:

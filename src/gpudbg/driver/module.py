@@ -27,11 +27,11 @@ from gpudbg.sim import debug_port
 from gpudbg.driver import commands as C
 from gpudbg.driver import fatbin as FB
 from gpudbg.driver import launch_config, limits
-from gpudbg.driver.jit_options import JitOptions, mcJitCacheMode, mcJitOption
+from gpudbg.driver.jit_options import JitOptions
 from gpudbg.driver.linker import LinkedImage
 from gpudbg.driver.params import pack_params, unpack_extra
 from gpudbg.driver.status import Cause, CUresult, EngineError
-from gpudbg.runtime.types import mcFunction_attribute
+from gpudbg.driver.types import CUfunction_attribute, CUjit_cacheMode, CUjit_option
 from gpudbg.sim.device_model import occupancy
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
 
@@ -131,33 +131,33 @@ def function_attribute(f: "Function", attrib: Any) -> int:
     queries cannot disagree; the cache mode is the JIT option the module
     was loaded with, the cluster fields are the kernel's
     .reqnctapercluster directive."""
-    A = mcFunction_attribute
+    A = CUfunction_attribute
     try:
         a = A(int(attrib)) if not isinstance(attrib, bool) else None
     except (TypeError, ValueError):
         a = None
     if a is None:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{attrib!r} is not an mcFunction_attribute")
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{attrib!r} is not a CUfunction_attribute")
     r = launch_config.attributes(f)
     directives = getattr(f.kernel, "directives", None)
     cluster = directives.get("reqnctapercluster") if isinstance(directives, dict) else None
     values = {
-        A.MC_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: r.maxThreadsPerBlock,
-        A.MC_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: r.sharedSizeBytes,
-        A.MC_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: r.constSizeBytes,
-        A.MC_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: r.localSizeBytes,
-        A.MC_FUNC_ATTRIBUTE_NUM_REGS: r.numRegs,
-        A.MC_FUNC_ATTRIBUTE_PTX_VERSION: r.ptxVersion,
-        A.MC_FUNC_ATTRIBUTE_BINARY_VERSION: r.binaryVersion,
-        A.MC_FUNC_ATTRIBUTE_CACHE_MODE_CA: int(f.module.jit.cache_mode is mcJitCacheMode.mcJitCacheOptionCa),
-        A.MC_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: r.maxDynamicSharedSizeBytes,
-        A.MC_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: r.preferredShmemCarveout,
-        A.MC_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: int(cluster is not None),
-        A.MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: cluster[0] if cluster else 0,
-        A.MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: cluster[1] if cluster else 0,
-        A.MC_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: cluster[2] if cluster else 0,
-        A.MC_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: 0,
-        A.MC_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: 0,
+        A.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: r.maxThreadsPerBlock,
+        A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: r.sharedSizeBytes,
+        A.CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: r.constSizeBytes,
+        A.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: r.localSizeBytes,
+        A.CU_FUNC_ATTRIBUTE_NUM_REGS: r.numRegs,
+        A.CU_FUNC_ATTRIBUTE_PTX_VERSION: r.ptxVersion,
+        A.CU_FUNC_ATTRIBUTE_BINARY_VERSION: r.binaryVersion,
+        A.CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: int(f.module.jit.cache_mode is CUjit_cacheMode.CU_JIT_CACHE_OPTION_CA),
+        A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: r.maxDynamicSharedSizeBytes,
+        A.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: r.preferredShmemCarveout,
+        A.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: int(cluster is not None),
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: cluster[0] if cluster else 0,
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: cluster[1] if cluster else 0,
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: cluster[2] if cluster else 0,
+        A.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: 0,
+        A.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: 0,
     }
     return int(values[a])
 
@@ -260,7 +260,7 @@ def parse_ptx(text: str, name: str) -> Any:
 def _thread_limit(model: Any, k: Any, jit: JitOptions) -> int:
     limit = min(model.max_threads_per_block, model.registers_per_sm // max(k.num_regs, 1) // 32 * 32)
     cap = jit.max_threads_per_block
-    override = cap is not None and jit.get(mcJitOption.mcJitOverrideDirectiveValues, 0)
+    override = cap is not None and jit.get(CUjit_option.CU_JIT_OVERRIDE_DIRECTIVE_VALUES, 0)
     if not override:
         for key in ("maxntid", "reqntid"):
             dims = k.directives.get(key)
@@ -299,11 +299,11 @@ def _check_target(context: Any, module_ir: Any, jit: JitOptions) -> None:
         return
     if target > cc:
         raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU,
-                          f"mcJitTarget compute_{target} is newer than the device (sm_{cc})")
+                          f"CU_JIT_TARGET compute_{target} is newer than the device (sm_{cc})")
     arch = _ptx_arch(module_ir)
     if arch is not None and arch > target:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_PTX,
-                          f"PTX .target sm_{arch} cannot be compiled for mcJitTarget compute_{target}")
+                          f"PTX .target sm_{arch} cannot be compiled for CU_JIT_TARGET compute_{target}")
 
 
 def _load_log(name: str, loaded: Any, jit: JitOptions) -> str:
@@ -313,10 +313,10 @@ def _load_log(name: str, loaded: Any, jit: JitOptions) -> str:
         for k in loaded.functions.values():
             lines.append(f"Function properties for {k.name}: {k.num_regs} registers, {k.static_shared} bytes smem, "
                          f"{k.local_size} bytes lmem, max {k.max_threads_per_block} threads per block")
-    if jit.get(mcJitOption.mcJitGenerateDebugInfo):
-        lines.append("debug info recorded (mcJitGenerateDebugInfo)")
-    if jit.get(mcJitOption.mcJitGenerateLineInfo):
-        lines.append("line info recorded (mcJitGenerateLineInfo)")
+    if jit.get(CUjit_option.CU_JIT_GENERATE_DEBUG_INFO):
+        lines.append("debug info recorded (CU_JIT_GENERATE_DEBUG_INFO)")
+    if jit.get(CUjit_option.CU_JIT_GENERATE_LINE_INFO):
+        lines.append("line info recorded (CU_JIT_GENERATE_LINE_INFO)")
     lines += jit.ignored_notes()
     return "\n".join(lines) + "\n"
 

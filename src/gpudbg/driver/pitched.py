@@ -10,6 +10,8 @@ synchronization rules stay in transfer.py. Peer copies add the device
 checks and, for the synchronous forms, the serialization with the other
 devices' work: the simulator has no cross-device semaphores, so it drains
 the work of every context involved first and waits for the copy after.
+The structs are read by their fields (CUDA's field names), so each API
+layer passes its own records; memory types are CUmemorytype numbers.
 """
 from __future__ import annotations
 
@@ -19,9 +21,7 @@ import numpy as np
 
 from gpudbg.driver import transfer as T
 from gpudbg.driver.status import Cause, CUresult, EngineError
-from gpudbg.runtime.memory_types import (
-    mc_Memcpy2D, mcExtent, mcMemcpy3DParms, mcMemcpy3DPeerParms, mcMemoryType, mcPitchedPtr, mcPos,
-)
+from gpudbg.driver.types import CUmemorytype
 from gpudbg.sim.memory.spaces import AllocationKind
 
 INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
@@ -50,20 +50,32 @@ def offset_operand(obj: Any, offset: int) -> Any:
     return mv[offset:] if offset <= mv.nbytes else mv[mv.nbytes:]
 
 
-def _struct(obj: Any, cls: type, name: str) -> Any:
-    if not isinstance(obj, cls):
-        raise EngineError(INVALID, f"{name} must be a {cls.__name__}, not {type(obj).__name__}")
+# The fields each struct must have (CUDA's names), by the struct's C name.
+FIELDS = {
+    "cudaPitchedPtr": ("ptr", "pitch", "xsize", "ysize"),
+    "cudaPos": ("x", "y", "z"),
+    "cudaExtent": ("width", "height", "depth"),
+    "cudaMemcpy3DParms": ("srcArray", "srcPos", "srcPtr", "dstArray", "dstPos", "dstPtr", "extent"),
+    "CUDA_MEMCPY2D": ("srcXInBytes", "srcY", "srcMemoryType", "srcHost", "srcDevice", "srcArray", "srcPitch",
+                      "dstXInBytes", "dstY", "dstMemoryType", "dstHost", "dstDevice", "dstArray", "dstPitch",
+                      "WidthInBytes", "Height"),
+}
+
+
+def _struct(obj: Any, c_name: str, name: str) -> Any:
+    missing = [f for f in FIELDS[c_name] if not hasattr(obj, f)]
+    if missing:
+        raise EngineError(INVALID, f"{name} must be a {c_name} (a {type(obj).__name__} has no "
+                                   f"{', '.join(missing)})")
     return obj
 
 
-def _side(ptr: mcPitchedPtr, pos: mcPos, array: Any, extent: mcExtent, role: str
-          ) -> tuple[Any, T.Layout]:
+def _side(ptr: Any, pos: Any, array: Any, extent: Any, role: str) -> tuple[Any, T.Layout]:
     """A pitched pointer + position as (operand at the region start, layout)."""
-    _struct(ptr, mcPitchedPtr, f"{role}Ptr")
-    _struct(pos, mcPos, f"{role}Pos")
+    _struct(ptr, "cudaPitchedPtr", f"{role}Ptr")
+    _struct(pos, "cudaPos", f"{role}Pos")
     if array is not None:
-        raise EngineError(INVALID, f"{role}Array: arrays (mcArray_t) are not part of this API; "
-                                   f"use a pitched pointer")
+        raise EngineError(INVALID, f"{role}Array: arrays are not part of this API; use a pitched pointer")
     pitch, ysize = _n(f"{role}Ptr.pitch", ptr.pitch), _n(f"{role}Ptr.ysize", ptr.ysize)
     x, y, z = _n(f"{role}Pos.x", pos.x), _n(f"{role}Pos.y", pos.y), _n(f"{role}Pos.z", pos.z)
     if x + extent.width > pitch:
@@ -77,18 +89,18 @@ def _side(ptr: mcPitchedPtr, pos: mcPos, array: Any, extent: mcExtent, role: str
 
 
 def _extent(e: Any) -> T.Region:
-    e = _struct(e, mcExtent, "extent")
+    e = _struct(e, "cudaExtent", "extent")
     return T.Region(_n("extent.width", e.width), _n("extent.height", e.height), _n("extent.depth", e.depth))
 
 
 def copy_3d(ctx: Any, p: Any, stream: Any, is_async: bool, peer: bool = False) -> None:
-    """mcMemcpy3D(Async) and, with peer=True, mcMemcpy3DPeer(Async)."""
-    if not isinstance(p, (mcMemcpy3DParms, mcMemcpy3DPeerParms)):
-        raise EngineError(INVALID, f"pCopy must be an mcMemcpy3DParms, not {type(p).__name__}")
+    """A 3D copy and, with peer=True, a 3D peer copy (parameters that name
+    srcDevice and dstDevice are cudaMemcpy3DPeerParms)."""
+    _struct(p, "cudaMemcpy3DParms", "pCopy")
     region = _extent(p.extent)
     src, slay = _side(p.srcPtr, p.srcPos, p.srcArray, p.extent, "src")
     dst, dlay = _side(p.dstPtr, p.dstPos, p.dstArray, p.extent, "dst")
-    if isinstance(p, mcMemcpy3DPeerParms):
+    if hasattr(p, "srcDevice") and hasattr(p, "dstDevice"):
         contexts = {ctx, _on_device(ctx, src, p.srcDevice, "src"), _on_device(ctx, dst, p.dstDevice, "dst")}
         kind = 3
     else:
@@ -102,21 +114,21 @@ def copy_3d(ctx: Any, p: Any, stream: Any, is_async: bool, peer: bool = False) -
 
 
 def copy_param_2d(ctx: Any, p: Any, stream: Any, is_async: bool, max_pitch: int) -> None:
-    """mcMemcpyParam2D(Async) / mcMemcpy2DUnaligned: a CUDA_MEMCPY2D."""
-    p = _struct(p, mc_Memcpy2D, "pCopy")
+    """A CUDA_MEMCPY2D copy (cuMemcpy2D, mcMemcpyParam2D, the unaligned form)."""
+    p = _struct(p, "CUDA_MEMCPY2D", "pCopy")
     sides = []
     for role in ("src", "dst"):
         mtype = getattr(p, f"{role}MemoryType")
         try:
-            mtype = mcMemoryType(mtype)
+            mtype = CUmemorytype(mtype)
         except ValueError:
-            raise EngineError(INVALID, f"{role}MemoryType={mtype!r} is not an mcMemoryType") from None
-        if mtype is mcMemoryType.mcMemoryTypeArray or getattr(p, f"{role}Array") is not None:
-            raise EngineError(INVALID, f"{role}: arrays (mcArray_t) are not part of this API")
+            raise EngineError(INVALID, f"{role}MemoryType={mtype!r} is not a CUmemorytype") from None
+        if mtype is CUmemorytype.CU_MEMORYTYPE_ARRAY or getattr(p, f"{role}Array"):
+            raise EngineError(INVALID, f"{role}: arrays are not part of this API")
         host, device = getattr(p, f"{role}Host"), getattr(p, f"{role}Device")
-        if mtype is mcMemoryType.mcMemoryTypeHost:
+        if mtype is CUmemorytype.CU_MEMORYTYPE_HOST:
             operand = host
-        elif mtype is mcMemoryType.mcMemoryTypeDevice:
+        elif mtype is CUmemorytype.CU_MEMORYTYPE_DEVICE:
             operand = device
         else:
             operand = device if device else host
@@ -124,15 +136,15 @@ def copy_param_2d(ctx: Any, p: Any, stream: Any, is_async: bool, max_pitch: int)
         off = _n(f"{role}Y", getattr(p, f"{role}Y")) * pitch + _n(f"{role}XInBytes", getattr(p, f"{role}XInBytes"))
         sides.append((mtype, offset_operand(operand, off), pitch))
     (stype, src, spitch), (dtype, dst, dpitch) = sides
-    host, dev = mcMemoryType.mcMemoryTypeHost, mcMemoryType.mcMemoryTypeDevice
+    host, dev = CUmemorytype.CU_MEMORYTYPE_HOST, CUmemorytype.CU_MEMORYTYPE_DEVICE
     kinds = {(host, host): 0, (host, dev): 1, (dev, host): 2, (dev, dev): 3}
     kind = kinds.get((stype, dtype), 4)
     T.copy_2d(ctx, dst, dpitch, src, spitch, p.WidthInBytes, p.Height, kind, stream, is_async, max_pitch)
 
 
 def memset_3d(ctx: Any, ptr: Any, value: Any, extent: Any, stream: Any, is_async: bool) -> None:
-    """mcMemset3D(Async): bytes of a pitched region."""
-    _struct(ptr, mcPitchedPtr, "pitchedDevPtr")
+    """A 3D memset (mcMemset3D(Async)): bytes of a pitched region."""
+    _struct(ptr, "cudaPitchedPtr", "pitchedDevPtr")
     r = _extent(extent)
     pitch, ysize = _n("pitchedDevPtr.pitch", ptr.pitch), _n("pitchedDevPtr.ysize", ptr.ysize)
     if r.width > pitch:
@@ -155,7 +167,7 @@ def _pointer_context(ctx: Any, obj: Any) -> Any:
 
 def _on_device(ctx: Any, ptr: Any, ordinal: Any, role: str) -> Any:
     """Check that ptr is device memory of device `ordinal`; its context."""
-    dev = ctx.engine.device(ordinal)        # mcErrorInvalidDevice
+    dev = ctx.engine.device(ordinal)        # CUDA_ERROR_INVALID_DEVICE
     if not T._is_pointer(ptr) or not int(ptr):
         raise EngineError(INVALID, f"{role} must be a device pointer, got {ptr!r}")
     info = ctx.engine.resolve_pointer(int(ptr))

@@ -31,7 +31,7 @@ from gpudbg.runtime.api.vmm import *  # noqa: F401,F403
 from gpudbg.runtime.api.pools import *  # noqa: F401,F403
 from gpudbg.runtime.errors import mcError_t  # noqa: F401
 from gpudbg.runtime.memory_types import *  # noqa: F401,F403  (pitched/3D structs, memory flags)
-from gpudbg.driver.jit_options import mcJitCacheMode, mcJitFallback, mcJitInputType, mcJitOption  # noqa: F401
+from gpudbg.runtime.jit_types import mcJitCacheMode, mcJitFallback, mcJitInputType, mcJitOption  # noqa: F401
 from gpudbg.runtime.types import mcFunction_attribute  # noqa: F401
 from gpudbg.runtime.types import (  # noqa: F401  (the API's vocabulary, as in cuda-python)
     mcComputeMode, mcDeviceAttribute_t, mcDeviceProp, mcEventFlags, mcHostAllocFlags, mcLaunchParam,

@@ -16,7 +16,7 @@ from gpudbg.driver.event import check_event
 from gpudbg.runtime.api._base import _api, _ctx, _int
 from gpudbg.runtime.errors import McError, from_status, mcError_t
 from gpudbg.runtime.stream_types import (mcAccessPolicyWindow, mcStreamAttrID, mcStreamAttrValue,
-                                         mcSynchronizationPolicy)
+                                         mcStreamCaptureMode, mcStreamCaptureStatus, mcSynchronizationPolicy)
 
 _INVALID = mcError_t.mcErrorInvalidValue
 
@@ -227,7 +227,7 @@ def mcStreamIsCapturing(stream: Any) -> Any:
     """Seed 002 §2.3.3.15: an mcStreamCaptureStatus; on the legacy stream
     while a blocking stream captures, mcErrorStreamCaptureImplicit."""
     ctx = _ctx()
-    return capture.status_of(ctx.stream(stream))
+    return mcStreamCaptureStatus(int(capture.status_of(ctx.stream(stream))))
 
 
 @_api(5)
@@ -237,8 +237,8 @@ def mcStreamGetCaptureInfo(stream: Any) -> tuple[Any, int, Any, tuple, int]:
     unless the status is mcStreamCaptureStatusActive."""
     ctx = _ctx()
     s = ctx.stream(stream)
-    status = capture.status_of(s)
-    if s.capture is None or status.name != "mcStreamCaptureStatusActive":
+    status = mcStreamCaptureStatus(int(capture.status_of(s)))
+    if s.capture is None or status is not mcStreamCaptureStatus.mcStreamCaptureStatusActive:
         return status, 0, None, (), 0
     deps = tuple(s.capture_deps)
     return status, s.capture.id, s.capture.graph, deps, len(deps)
@@ -260,7 +260,7 @@ def mcStreamUpdateCaptureDependencies(stream: Any, dependencies: Sequence[Any] |
 def mcThreadExchangeStreamCaptureMode(mode: Any) -> Any:
     """Seed 002 §2.3.3.21: sets the calling thread's capture interaction mode
     and returns the previous one (the C in/out parameter as an output)."""
-    return capture.exchange_mode(mode)
+    return mcStreamCaptureMode(int(capture.exchange_mode(mode)))
 
 
 __all__ = ['mcStreamCreate', 'mcStreamCreateWithFlags', 'mcStreamCreateWithPriority', 'mcStreamDestroy',
