@@ -1,0 +1,127 @@
+"""What every cu* function shares: the CUresult calling convention, the
+driver's init state, the calling thread's current context, and handles.
+
+One decorator, `entry`, turns a function that returns nothing (or raises
+EngineError) into one returning a CUresult: the engine already speaks
+CUresult (gpudbg.driver.status), so this layer only adds the driver API's
+own rules on top: nothing works before cuInit (CUDA_ERROR_NOT_INITIALIZED),
+a NULL required pointer is CUDA_ERROR_INVALID_VALUE, a handle that names no
+live object is CUDA_ERROR_INVALID_HANDLE (CUDA_ERROR_INVALID_CONTEXT for
+contexts), and unlike the runtime API the current context is never created
+implicitly (CUDA_ERROR_INVALID_CONTEXT when the thread has none).
+`per_thread_variant` makes the `_ptsz`/`_ptds` exports from one body.
+"""
+from __future__ import annotations
+
+import functools
+import traceback
+from typing import Any, Callable
+
+from gpudbg.cabi import NullPointer, StaleHandle, handles
+from gpudbg.driver.context import STREAM_PER_THREAD
+from gpudbg.driver.engine import get_engine
+from gpudbg.driver.status import CUresult, EngineError
+
+R = CUresult
+
+
+class HandleKind:
+    """The kinds of handle in cabi.handles that the driver API hands out."""
+
+    CONTEXT = "CUcontext"
+    MODULE = "CUmodule"
+    FUNCTION = "CUfunction"
+    LIBRARY = "CUlibrary"
+    KERNEL = "CUkernel"
+    STREAM = "CUstream"
+    EVENT = "CUevent"
+    LINK_STATE = "CUlinkState"
+    MEMPOOL = "CUmemoryPool"
+    GRAPH = "CUgraph"
+    GRAPH_EXEC = "CUgraphExec"
+
+
+def fail(status: CUresult, message: str) -> EngineError:
+    return EngineError(status, message)
+
+
+def entry(fn: Callable[..., Any]) -> Callable[..., int]:
+    """Make `fn` a cu* export: returns 0 or its int result, or the CUresult
+    of what went wrong."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any) -> int:
+        try:
+            result = fn(*args)
+        except EngineError as e:
+            return int(e.status)
+        except NullPointer:
+            return int(R.CUDA_ERROR_INVALID_VALUE)
+        except StaleHandle as e:
+            kind = str(e.args[0]) if e.args else ""
+            return int(R.CUDA_ERROR_INVALID_CONTEXT if HandleKind.CONTEXT in kind else R.CUDA_ERROR_INVALID_HANDLE)
+        except (TypeError, ValueError, OverflowError):
+            traceback.print_exc()
+            return int(R.CUDA_ERROR_INVALID_VALUE)
+        return 0 if result is None else int(result)
+    wrapper.cu_entry = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def require_init() -> Any:
+    """The engine, once cuInit (or the runtime, which calls it) has run."""
+    engine = get_engine()
+    if not engine.initialized:
+        raise fail(R.CUDA_ERROR_NOT_INITIALIZED, "cuInit has not been called")
+    return engine
+
+
+def current_context() -> Any:
+    """The calling thread's current context, after its sticky error check;
+    CUDA_ERROR_INVALID_CONTEXT when there is none (never made implicitly)."""
+    engine = require_init()
+    stack = engine.threads.stack
+    if not stack:
+        raise fail(R.CUDA_ERROR_INVALID_CONTEXT, "the calling thread has no current context")
+    ctx = stack[-1]
+    if ctx.destroyed:
+        raise fail(R.CUDA_ERROR_CONTEXT_IS_DESTROYED, f"{ctx!r} was destroyed")
+    ctx.check()
+    return ctx
+
+
+def handle_of(kind: str, obj: Any) -> int:
+    return handles.handle(kind, obj)
+
+
+def object_of(kind: str, number: int) -> Any:
+    if not number:
+        raise fail(R.CUDA_ERROR_INVALID_CONTEXT if kind == HandleKind.CONTEXT else R.CUDA_ERROR_INVALID_HANDLE,
+                   f"{kind} is NULL")
+    return handles.lookup(kind, number)
+
+
+def stream_of(ctx: Any, number: int, per_thread: bool = False) -> Any:
+    """The engine stream a CUstream names: 0 is the default stream (the
+    per-thread one in a `_ptsz`/`_ptds` variant), CU_STREAM_LEGACY (0x1) and
+    CU_STREAM_PER_THREAD (0x2) name the two defaults explicitly."""
+    number = int(number)
+    if number == 0:
+        return ctx.stream(STREAM_PER_THREAD if per_thread else 0)
+    if number in (1, 2):
+        return ctx.stream(number)
+    return ctx.stream(handles.lookup(HandleKind.STREAM, number))
+
+
+def per_thread_variant(fn: Callable[..., int], name: str, stream_index: int) -> Callable[..., int]:
+    """The `_ptsz`/`_ptds` export of a stream-taking `fn`: the same call
+    with a 0 stream argument (at `stream_index`) meaning the calling
+    thread's per-thread default stream. Synchronous calls whose `_ptds`
+    variant has no stream argument take a `per_thread` flag instead."""
+    @functools.wraps(fn)
+    def variant(*args: Any) -> int:
+        args_list = list(args)
+        if int(args_list[stream_index]) == 0:
+            args_list[stream_index] = STREAM_PER_THREAD
+        return fn(*args_list)
+    variant.__name__ = variant.__qualname__ = name
+    return variant
