@@ -216,7 +216,7 @@ def mcDeviceSetLimit(limit: Any, value: int) -> None:
 def mcDeviceGetSharedMemConfig() -> mcSharedMemConfig:
     """Seed 002 §2.2.3.11: always 4-byte banks (the only configuration the
     seed's device supports)."""
-    return _limits.shared_mem_config(get_engine().current_device())
+    return mcSharedMemConfig(int(_limits.shared_mem_config(get_engine().current_device())))
 
 
 @_api(0)
