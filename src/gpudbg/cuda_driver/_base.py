@@ -83,6 +83,9 @@ def current_context() -> Any:
     if not stack:
         raise fail(R.CUDA_ERROR_INVALID_CONTEXT, "the calling thread has no current context")
     ctx = stack[-1]
+    if ctx.destroyed and ctx.is_primary and ctx.device.primary_retains > 0:
+        # a retained primary context survives cuDevicePrimaryCtxReset
+        ctx = stack[-1] = ctx.device.primary_context()
     if ctx.destroyed:
         raise fail(R.CUDA_ERROR_CONTEXT_IS_DESTROYED, f"{ctx!r} was destroyed")
     ctx.check()

@@ -35,6 +35,7 @@ class Context:
         self.gpu = device.gpu
         self.engine = engine
         self.flags = flags
+        self.is_primary = False               # set by Device.primary_context
         self.lock = threading.RLock()
         self.sticky: EngineError | None = None
         self.fault_report: Any = None

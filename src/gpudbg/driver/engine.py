@@ -27,6 +27,7 @@ from gpudbg.sim.gpu import SimGPU
 
 DRIVER_VERSION = 12080   # 1000*major + 10*minor: the CUDA 12.8 feature level
 RUNTIME_VERSION = 12080
+CUDA_DRIVER_VERSION = 13000   # what the drop-in libcuda.so.1 reports: its clients are CUDA 13 programs
 MAX_DEVICES = 16
 
 
@@ -37,6 +38,9 @@ class Device:
         self.engine = engine
         self._gpu: SimGPU | None = None
         self.primary: Context | None = None
+        self.primary_retains = 0        # cuDevicePrimaryCtxRetain count (driver API)
+        self.runtime_holds = False      # the runtime API uses the primary context (its implicit retain)
+        self.created: list[Context] = []   # contexts made by cuCtxCreate, until destroyed
         self.lock = threading.RLock()
 
     @property
@@ -55,7 +59,43 @@ class Device:
         with self.lock:
             if self.primary is None or self.primary.destroyed:
                 self.primary = Context(self, self.engine)
+                self.primary.is_primary = True
             return self.primary
+
+    @property
+    def primary_active(self) -> bool:
+        return self.primary is not None and not self.primary.destroyed
+
+    def retain_primary(self) -> Context:
+        """cuDevicePrimaryCtxRetain: the primary context, made on first use."""
+        with self.lock:
+            ctx = self.primary_context()
+            self.primary_retains += 1
+            return ctx
+
+    def release_primary(self) -> None:
+        """cuDevicePrimaryCtxRelease: the last release destroys the primary
+        context, unless the runtime API still uses it."""
+        with self.lock:
+            if self.primary_retains <= 0:
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_CONTEXT,
+                                  f"the primary context of device {self.ordinal} is not retained")
+            self.primary_retains -= 1
+            if self.primary_retains == 0 and not self.runtime_holds:
+                self.reset()
+
+    def create_context(self, flags: int) -> Context:
+        """cuCtxCreate: a context of its own (not the primary one)."""
+        with self.lock:
+            ctx = Context(self, self.engine, flags)
+            self.created.append(ctx)
+            return ctx
+
+    def destroy_context(self, ctx: Context) -> None:
+        with self.lock:
+            if ctx in self.created:
+                self.created.remove(ctx)
+        ctx.destroy()
 
     def reset(self) -> None:
         """Destroy the primary context; the next use creates a fresh one."""
@@ -170,7 +210,9 @@ class Engine:
                 return top
             st.stack.pop()
             st.device = top.device.ordinal
-        ctx = self.current_device().primary_context()
+        dev = self.current_device()
+        ctx = dev.primary_context()
+        dev.runtime_holds = True
         st.stack.append(ctx)
         return ctx
 
@@ -188,6 +230,7 @@ class Engine:
     def reset_device(self) -> None:
         dev = self.current_device()
         dev.reset()
+        dev.runtime_holds = False
         st = self.threads
         st.stack = [c for c in st.stack if not c.destroyed]
         st.device = dev.ordinal
@@ -198,6 +241,8 @@ class Engine:
     # ------------------------------------------------------------ teardown
     def shutdown(self) -> None:
         for d in self.devices:
+            for c in list(d.created):
+                c.destroy()
             if d.primary is not None:
                 d.primary.destroy()
             if d.gpu_started:
