@@ -9,9 +9,16 @@ buffer's host address, so copies that are handed the buffer object itself
 (not the device pointer) find the registration too and take the pinned
 path ("the range is added to the same tracking as mcMallocHost"). A buffer
 that only partly overlaps a registration is refused, as the seed requires.
-It does not pin anything for real and does not follow a buffer that Python
-reallocates: an exported buffer (bytearray, numpy array) cannot be resized
-while registered, which is what keeps the alias valid.
+A C program's memory is registered the same way: the C ABI layer hands in
+`cabi.host_view(address, size)`, a numpy view of the program's bytes.
+Device memory, pinned and managed memory (the host process's device arena,
+sim/memory/host_mapping.py) and unmapped addresses are refused before any
+byte is touched. The registered range keeps a device address of its own in
+the simulated GPU's VA (mcHostGetDevicePointer), distinct from the host
+address; both name the same bytes. It does not pin anything for real and
+does not follow a buffer that Python reallocates: an exported buffer
+(bytearray, numpy array) cannot be resized while registered, which is what
+keeps the alias valid.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from gpudbg.driver.status import CUresult, EngineError
+from gpudbg.sim.memory import host_mapping
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind
 
 INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
@@ -106,6 +114,14 @@ class HostRegistry:
                     return r
             return None
 
+    def by_host_address(self, address: int) -> Registration | None:
+        """The registration starting at host address `address`."""
+        with self.lock:
+            i = bisect.bisect_left(self._starts, address)
+            if i < len(self._starts) and self._starts[i] == address:
+                return self._regs[i]
+            return None
+
     # ------------------------------------------------------------ changes
     def register(self, context: Any, obj: Any, size: int, flags: int) -> Registration:
         arr = host_bytes(obj)
@@ -117,6 +133,7 @@ class HostRegistry:
                                        "mcHostRegisterReadOnly")
         arr = arr[:size]
         start = host_address(arr)
+        _check_host_range(start, size)
         gpu = context.gpu
         with self.lock:
             i = bisect.bisect_right(self._starts, start) - 1
@@ -148,7 +165,7 @@ class HostRegistry:
         """The registration that starts at a buffer's first byte (for
         mcHostUnregister: the base must be the registered base)."""
         if isinstance(obj, (int, np.integer)) and not isinstance(obj, bool):
-            reg = self.by_device_address(int(obj))
+            reg = self.by_host_address(int(obj)) or self.by_device_address(int(obj))
         else:
             found = self.lookup_buffer(obj, 1) if host_bytes(obj).size else None
             reg = found[0] if found is not None and found[1] == 0 else None
@@ -160,6 +177,22 @@ class HostRegistry:
     def owned_by(self, context: Any) -> list[Registration]:
         with self.lock:
             return [r for r in self._regs if r.context is context]
+
+
+def _check_host_range(start: int, size: int) -> None:
+    """Refuse what is not ordinary mapped host memory, without touching it."""
+    arena = host_mapping.arena()
+    if arena is not None and start < arena.end and arena.base < start + size:
+        if host_mapping.live_ranges(start, start + size):
+            raise EngineError(CUresult.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+                              f"host range 0x{start:x}+{size} is pinned or managed memory, "
+                              f"which is page-locked and device-accessible already")
+        raise EngineError(INVALID, f"host range 0x{start:x}+{size} is in the simulated GPU's "
+                                   f"address range 0x{arena.base:x}-0x{arena.end:x}; it is not "
+                                   f"host memory")
+    if not host_mapping.is_mapped(start, size):
+        raise EngineError(INVALID, f"host range 0x{start:x}+{size} is not mapped memory of this "
+                                   f"process")
 
 
 def _describe(obj: Any) -> str:

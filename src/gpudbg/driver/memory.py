@@ -13,6 +13,14 @@ tracked by host address in `UVARegistry.host`; managed allocations carry
 their stream attachment (stream-ordered: in effect once its fence retired).
 Every GPU added here becomes a peer of the others, so copy engines reach
 each other's memory (peer copies, pinned memory of another device).
+
+Pinned and managed allocations are real pages of the host process at their
+device address (sim/memory/host_mapping.py): the pointer returned is both
+the host pointer a program dereferences and the device pointer (UVA).
+Device memory lies in the same reserved range but is not host mapped, so
+dereferencing it on the host faults as with a real GPU. A registered range
+keeps its host address and gets a device address of its own;
+`page_locked()` maps either kind of host pointer to its device pointer.
 """
 from __future__ import annotations
 
@@ -95,6 +103,22 @@ class UVARegistry:
                 return PointerInfo(gpu, a, ptr - a.base, ctx, flags)
             return None
 
+    def page_locked(self, ptr: int) -> tuple[int, int] | None:
+        """(device pointer, flags) of a page-locked host pointer: pinned
+        memory is its own device pointer; a registered host address (or its
+        device mapping) gives the mapping's address. None otherwise."""
+        info = self.resolve(ptr)
+        if info is not None and info.kind in PAGE_LOCKED:
+            return ptr, info.flags
+        try:
+            found = self.host.lookup(ptr, 1)
+        except EngineError:
+            found = None
+        if found is None:
+            return None
+        reg, offset = found
+        return reg.device_address + offset, reg.flags
+
     def describe(self, ptr: int) -> str:
         with self.lock:
             for gpu in self._gpus:
@@ -167,7 +191,8 @@ class MemoryManager:
 
     def _explain_bad_free(self, ptr: int, api: str) -> None:
         mem = self.gpu.memory
-        if self.registry.host.by_device_address(ptr) is not None:
+        host = self.registry.host
+        if host.by_device_address(ptr) is not None or host.by_host_address(ptr) is not None:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               f"{api}: 0x{ptr:x} is registered host memory; use mcHostUnregister")
         if any(f.base == ptr for f in mem.freed_allocations()):

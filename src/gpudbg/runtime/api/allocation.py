@@ -188,9 +188,9 @@ def _page_locked(hostPtr: Any) -> tuple[int, int]:
     """(device pointer, flags) of pinned or registered host memory."""
     eng = get_engine()
     if isinstance(hostPtr, (int, np.integer)) and not isinstance(hostPtr, bool):
-        info = eng.resolve_pointer(int(hostPtr))
-        if info is not None and info.kind in (AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED):
-            return int(hostPtr), info.flags
+        found = eng.uva.page_locked(int(hostPtr))
+        if found is not None:
+            return found
         raise McError(INVALID, f"0x{int(hostPtr):x} is not pinned or registered host memory")
     found = eng.uva.host.lookup_buffer(hostPtr, 1) if hostPtr is not None else None
     if found is None:

@@ -16,17 +16,27 @@ piecewise with map_backed().
 Host-side accesses (driver, copy engine, debugger) are checked like device
 ones but ignore `readonly`: the driver is what fills constant banks. The
 vectorized device-side paths live in access.py and atomics.py.
+
+A memory whose VA window lies in the host process's device arena
+(host_mapping.py: reserved PROT_NONE, so a host dereference of a device
+pointer faults) backs pinned and managed allocations with real host pages
+at their device address, page aligned: the pointer a program dereferences
+is the device pointer. Device memory stays numpy (not host visible, as on
+a real GPU). Several memories may share the arena (a test's own
+GlobalMemory beside the engine's): host pages are placed where no other
+memory holds host pages.
 """
 from __future__ import annotations
 
 import bisect
 import enum
+import errno
 from typing import Any, Iterable
 
 import numpy as np
 
 from gpudbg.sim.faults import CUDBGException
-from gpudbg.sim.memory import access
+from gpudbg.sim.memory import access, host_mapping
 from gpudbg.sim.memory.describe import describe_address
 from gpudbg.sim.memory.spaces import (
     FREE_HINTS, SHARED_WINDOW_BASE, AccessFault, AccessType, Allocation, AllocationKind, InvalidFree, OutOfMemory,
@@ -35,6 +45,8 @@ from gpudbg.sim.memory.spaces import (
 
 # Kinds whose backing is host RAM and so does not count against device capacity.
 HOST_KINDS = frozenset({AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED})
+# Kinds the host program dereferences at their device address: real host pages.
+HOST_MAPPED_KINDS = frozenset({AllocationKind.HOST_PINNED, AllocationKind.MANAGED})
 MIN_ALIGN = 16
 
 
@@ -80,19 +92,31 @@ def _as_bytes(data: Any) -> np.ndarray:
         raise TypeError(f"cannot write a {type(data).__name__}; pass bytes-like data or a numpy array") from None
 
 
+_ARENA = host_mapping.arena()      # reserved as early as possible: at import
+
+
 class GlobalMemory:
     """The device address space: allocation registry plus checked accessors."""
 
-    GLOBAL_BASE = 0x7000_0000_0000
+    # where the host process's device arena got placed (normally 0x7000_0000_0000)
+    GLOBAL_BASE = _ARENA.base if _ARENA is not None else host_mapping.NOMINAL_BASE
     DEFAULT_VA_SIZE = 1 << 43
 
-    def __init__(self, capacity: int = 80 * 2**30, base: int = GLOBAL_BASE,
+    def __init__(self, capacity: int = 80 * 2**30, base: int | None = None,
                  va_size: int = DEFAULT_VA_SIZE):
+        base = self.GLOBAL_BASE if base is None else base
         if capacity <= 0 or base <= 0 or base % 4096 or va_size <= 0:
             raise ValueError("capacity and VA size must be positive and base 4 KiB aligned")
         if base < SHARED_WINDOW_BASE and base + va_size > SHARED_WINDOW_BASE:
             raise ValueError(f"global VA range 0x{base:x}+0x{va_size:x} overlaps the shared and "
                              f"local windows at 0x{SHARED_WINDOW_BASE:x}")
+        arena = host_mapping.arena()
+        # pinned and managed memory are real host pages only inside the arena
+        self.host_backed = arena is not None and arena.covers(base, va_size)
+        if arena is None and host_mapping.enabled() and \
+                base < host_mapping.NOMINAL_BASE + host_mapping.ARENA_SIZE and \
+                host_mapping.NOMINAL_BASE < base + va_size:
+            raise host_mapping.HostReservationError(errno.ENOMEM, host_mapping.arena_error())
         self.capacity = capacity
         self.base = base
         self.va_limit = base + va_size
@@ -108,9 +132,10 @@ class GlobalMemory:
 
     # ------------------------------------------------------------------ placement
 
-    def _find_va(self, nbytes: int, align: int) -> int:
+    def _find_va(self, nbytes: int, align: int, also: list[tuple[int, int]] | None = None) -> int:
+        """First fit; `also` are ranges held outside this registry."""
         prev_end = self.base
-        for start, end in self._occupied:
+        for start, end in (sorted(self._occupied + also) if also else self._occupied):
             cand = _align_up(prev_end, align)
             if cand + nbytes <= start:
                 return cand
@@ -176,12 +201,37 @@ class GlobalMemory:
         size = int(size)
         align = self._check_align(align)
         footprint = max(size, 1)
+        if self.host_backed and kind in HOST_MAPPED_KINDS:
+            return self._alloc_host_pages(size, kind, max(align, host_mapping.PAGE), label, readonly)
         base = self._find_va(footprint + REDZONE, align)
         self._charge(size, kind)
         a = Allocation(base, size, kind, label, np.zeros(size, dtype=np.uint8), readonly,
                        alloc_id=self._next_id, footprint=footprint, charged=kind not in HOST_KINDS)
         self._next_id += 1
         self._occupy(base, base + footprint + REDZONE)
+        self._register(a)
+        return a
+
+    def _alloc_host_pages(self, size: int, kind: AllocationKind, align: int, label: str,
+                          readonly: bool) -> Allocation:
+        """Pinned/managed memory: real zero-filled host pages at the
+        allocation's address, first fit among this registry's ranges and
+        the host pages any other memory holds in the arena."""
+        span = host_mapping.page_round(size)
+        base = self._find_va(span + REDZONE, align,
+                             also=host_mapping.live_ranges(self.base, self.va_limit))
+        self._charge(size, kind)
+        try:
+            pages = host_mapping.map_pages(base, span)
+        except OSError as e:
+            if kind not in HOST_KINDS:
+                self.used -= size
+            raise OutOfMemory(f"out of host memory: cannot map {span} bytes at 0x{base:x} ({e})",
+                              size) from None
+        a = Allocation(base, size, kind, label, pages.array[:size], readonly, alloc_id=self._next_id,
+                       footprint=max(size, 1), charged=kind not in HOST_KINDS, host_pages=pages)
+        self._next_id += 1
+        self._occupy(base, base + span + REDZONE)
         self._register(a)
         return a
 
@@ -209,6 +259,9 @@ class GlobalMemory:
             a.freed = True
             a.data = np.zeros(0, dtype=np.uint8)
             a._views.clear()
+            if a.host_pages is not None:     # unmapped: the host pointer now faults too
+                a.host_pages.release()
+                a.host_pages = None
             self._freed.append(a)
             return a
         if any(f.base == base for f in self._freed):

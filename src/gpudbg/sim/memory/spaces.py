@@ -92,7 +92,9 @@ class Allocation:
 
     `data` is exactly `size` bytes and never moves, so views handed out stay
     valid for the allocation's lifetime. `suballocator`, when set (device
-    heap), narrows which bytes inside the range are accessible."""
+    heap), narrows which bytes inside the range are accessible. For pinned
+    and managed memory `data` is a view of real host pages at `base`
+    (`host_pages`): the host program dereferences the same bytes."""
 
     base: int
     size: int
@@ -106,6 +108,7 @@ class Allocation:
     suballocator: Any = None
     mapped_in: int | None = None  # base of the VA reservation it is mapped into
     charged: bool = True          # counted against the device capacity
+    host_pages: Any = None        # host_mapping.HostPages behind `data` (pinned, managed)
     _views: dict = field(default_factory=dict, repr=False)
 
     @property
