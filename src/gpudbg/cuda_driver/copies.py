@@ -23,7 +23,8 @@ from typing import Any, Callable
 
 from gpudbg import cabi
 from gpudbg.cuda_driver._base import R, current_context, entry, fail, per_thread_variant, stream_of
-from gpudbg.cuda_driver.context import context_of
+from gpudbg.cuda_driver.context import context_flags, context_of
+from gpudbg.cuda_driver.pointer import sync_memops
 from gpudbg.driver import pitched as _pitched
 from gpudbg.driver import transfer as T
 
@@ -78,8 +79,22 @@ def operand(ctx: Any, ptr: int, nbytes: int, role: str, host_ok: bool, writable:
     return memoryview(cabi.host_view(ptr, nbytes, role, writable=writable))
 
 
+CU_CTX_SYNC_MEMOPS = 0x80
+
+
 def _sync_stream(ctx: Any, per_thread: bool) -> Any:
     return stream_of(ctx, 0, per_thread)
+
+
+def _finish(ctx: Any, stream: Any, is_async: bool, *pointers: Any) -> None:
+    """A synchronous operation on memory marked SYNC_MEMOPS (or in a
+    CU_CTX_SYNC_MEMOPS context) returns only once it is done."""
+    if is_async:
+        return
+    if context_flags(ctx) & CU_CTX_SYNC_MEMOPS or any(
+            isinstance(p, int) and sync_memops(p) for p in pointers):
+        stream.wait()
+        ctx.after_wait()
 
 
 def _copy(dst: Any, src: Any, count: int, kind: int, hStream: int | None, per_thread: bool = False,
@@ -93,6 +108,7 @@ def _copy(dst: Any, src: Any, count: int, kind: int, hStream: int | None, per_th
     s = operand(ctx, src, count, "source", src_host, writable=False)
     d = operand(ctx, dst, count, "destination", dst_host, writable=True)
     T.memcpy(ctx, d, s, count, kind, stream, is_async)
+    _finish(ctx, stream, is_async, s, d)
 
 
 def _sync_pair(fn: Callable[..., None], name: str) -> tuple[Callable[..., int], Callable[..., int]]:
@@ -309,6 +325,7 @@ def _memset(dstDevice: int, value: int, width: int, height: int, pitch: int, siz
     is_async = hStream is not None
     stream = stream_of(ctx, hStream) if is_async else _sync_stream(ctx, per_thread)
     T.memset_2d(ctx, int(dstDevice), int(pitch), int(value), size, int(width), int(height), stream, is_async)
+    _finish(ctx, stream, is_async, int(dstDevice))
 
 
 def _make_memsets(size: int, bits: str) -> dict[str, Callable[..., int]]:
