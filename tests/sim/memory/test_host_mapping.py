@@ -17,6 +17,8 @@ from gpudbg.sim.memory import AccessFault, AllocationKind, GlobalMemory, OutOfMe
 from gpudbg.sim.memory import host_mapping as hm
 
 K = AllocationKind
+pytestmark = pytest.mark.skipif(hm.arena() is None and not hm.enabled(),
+                                reason="GPUDBG_HOST_MAPPING=0: no device arena in this process")
 
 
 @pytest.fixture(autouse=True)
