@@ -42,3 +42,13 @@ def test_unknown_code_and_null_pointer():
 
 def test_works_before_cuinit(fresh):
     assert _get(cuGetErrorName, 3)[:2] == (0, "CUDA_ERROR_NOT_INITIALIZED")
+
+
+def test_exports_gathers_every_module_name():
+    from gpudbg.cuda_driver import context, copies, device, errors, exports, memory, pointer
+    for module in (errors, device, context, memory, copies, pointer):
+        for name in module.__all__:
+            assert getattr(exports, name) is getattr(module, name)
+            fn = getattr(module, name)
+            assert fn.cu_entry or getattr(fn, "__wrapped__", None), name
+            assert fn.__name__ == name, (name, fn.__name__)
