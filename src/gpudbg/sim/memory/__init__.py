@@ -4,7 +4,9 @@ shared/local spaces with generic addressing, and the device malloc heap.
 
 Every device-side call serves all lanes of one instruction at once and
 reports the first faulting lane; see the submodules for the design of each
-part.
+part. The device address range is reserved in the host process and pinned
+and managed memory are real host pages at their device address
+(host_mapping.py).
 """
 from gpudbg.sim.memory.spaces import (
     AccessFault, AccessType, Allocation, AllocationKind, InvalidFree, OutOfMemory, Space,
