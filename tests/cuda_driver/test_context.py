@@ -199,3 +199,16 @@ def test_settings(ctx):
     assert C.cuCtxGetExecAffinity(ctypes.addressof(aff), 1) == 1
     check(C.cuCtxSynchronize())
     check(C.cuCtxSynchronize_v2(ctx))
+
+
+def test_peer_access_and_old_names(ctx):
+    other = out_u64()
+    check(C.cuCtxCreate(other.addr, 0, 1))
+    check(C.cuCtxPopCurrent(0))
+    assert C.cuCtxEnablePeerAccess(other.value, 0) == 217
+    assert C.cuCtxEnablePeerAccess(ctx, 0) == 1
+    assert C.cuCtxDisablePeerAccess(other.value) == 705
+    check(C.cuCtxPushCurrent(other.value))
+    check(C.cuCtxDestroy(other.value))
+    assert current() == ctx
+    assert C.cuCtxDestroy(other.value) == 201

@@ -182,3 +182,27 @@ def test_sync_memops(ctx):
     check(cuPointerSetAttribute(ctypes.addressof(one), 6, dev))
     check(X.cuMemsetD8_v2(dev, 1, 64))
     assert all(s.channel.idle() for s in C.current_context().all_streams())
+
+
+def test_3d_peer(ctx):
+    from gpudbg.cuda_driver.copies import CUDA_MEMCPY3D_PEER
+    host = np.arange(2 * 3 * 16, dtype=np.uint8).reshape(2, 3, 16)
+    a = alloc(host.nbytes)
+    check(X.cuMemcpyHtoD_v2(a, host.ctypes.data, host.nbytes))
+    other = out_u64()
+    check(C.cuCtxCreate_v2(other.addr, 0, 1))
+    b = alloc(host.nbytes)
+    p = CUDA_MEMCPY3D_PEER(srcMemoryType=DEVICE, srcDevice=a, srcContext=ctx, srcPitch=16, srcHeight=3,
+                           dstMemoryType=DEVICE, dstDevice=b, dstContext=other.value, dstPitch=16, dstHeight=3,
+                           WidthInBytes=16, Height=3, Depth=2)
+    check(X.cuMemcpy3DPeer(ctypes.addressof(p)))
+    out = np.zeros_like(host)
+    check(X.cuMemcpyDtoH_v2(out.ctypes.data, b, host.nbytes))
+    assert (out == host).all()
+    check(X.cuMemsetD8_v2(b, 0, host.nbytes))
+    check(X.cuMemcpy3DPeerAsync_ptsz(ctypes.addressof(p), 0))
+    check(C.cuCtxSynchronize())
+    check(X.cuMemcpyDtoH_v2(out.ctypes.data, b, host.nbytes))
+    assert (out == host).all()
+    p.srcContext = 0x777
+    assert X.cuMemcpy3DPeer(ctypes.addressof(p)) == 201

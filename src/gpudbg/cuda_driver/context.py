@@ -37,7 +37,8 @@ __all__ = ["cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease", "cuDevicePri
            "cuCtxSynchronize", "cuCtxSynchronize_v2", "cuCtxSetLimit", "cuCtxGetLimit",
            "cuCtxGetCacheConfig", "cuCtxSetCacheConfig", "cuCtxGetSharedMemConfig",
            "cuCtxSetSharedMemConfig", "cuCtxGetApiVersion", "cuCtxGetStreamPriorityRange",
-           "cuCtxResetPersistingL2Cache", "cuCtxGetExecAffinity"]
+           "cuCtxResetPersistingL2Cache", "cuCtxGetExecAffinity", "cuCtxEnablePeerAccess",
+           "cuCtxDisablePeerAccess", "cuCtxCreate", "cuCtxDestroy", "cuCtxPushCurrent", "cuCtxPopCurrent"]
 
 INVALID = R.CUDA_ERROR_INVALID_VALUE
 CU_CTX_SCHED_MASK = 0x07
@@ -396,3 +397,48 @@ def cuCtxGetExecAffinity(pExecAffinity: int, type: int) -> None:  # noqa: A002
         raise fail(INVALID, f"{type!r} is not a CUexecAffinityType")
     cabi.store_struct(pExecAffinity, CUexecAffinityParam(CU_EXEC_AFFINITY_TYPE_SM_COUNT,
                                                          ctx.device.model.sm_count), "pExecAffinity")
+
+
+# ------------------------------------------------------------------ peers
+@entry
+def cuCtxEnablePeerAccess(peerContext: int, Flags: int) -> None:
+    """Kernels cannot reach another simulated device's memory
+    (cuDeviceCanAccessPeer answers 0): CUDA_ERROR_PEER_ACCESS_UNSUPPORTED."""
+    ctx = current_context()
+    peer = context_of(peerContext)
+    if int(Flags) != 0:
+        raise fail(INVALID, f"Flags must be 0, got {Flags!r}")
+    if peer.device is ctx.device:
+        raise fail(INVALID, "peerContext is on the current context's own device")
+    raise fail(R.CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+               f"device {ctx.device.ordinal} cannot access the memory of device {peer.device.ordinal}")
+
+
+@entry
+def cuCtxDisablePeerAccess(peerContext: int) -> None:
+    """Peer access is never enabled: CUDA_ERROR_PEER_ACCESS_NOT_ENABLED."""
+    current_context()
+    context_of(peerContext)
+    raise fail(R.CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "peer access was not enabled")
+
+
+# The CUDA 3.x/4.0 exports of the context functions take the same arguments
+# and, now that every context belongs to a thread stack, do the same.
+@entry
+def cuCtxCreate(pctx: int, flags: int, dev: int) -> None:
+    _create(pctx, flags, dev, 0, 0)
+
+
+@entry
+def cuCtxDestroy(ctx: int) -> int:
+    return cuCtxDestroy_v2(ctx)
+
+
+@entry
+def cuCtxPushCurrent(ctx: int) -> int:
+    return cuCtxPushCurrent_v2(ctx)
+
+
+@entry
+def cuCtxPopCurrent(pctx: int) -> int:
+    return cuCtxPopCurrent_v2(pctx)

@@ -59,6 +59,15 @@ class CUDA_MEMCPY3D(ctypes.Structure):
                 ("WidthInBytes", ctypes.c_size_t), ("Height", ctypes.c_size_t), ("Depth", ctypes.c_size_t)]
 
 
+class CUDA_MEMCPY3D_PEER(ctypes.Structure):
+    """cuda.h's CUDA_MEMCPY3D_PEER_v1: CUDA_MEMCPY3D's layout with the
+    source and destination contexts where CUDA_MEMCPY3D has reserved0/1."""
+
+    _fields_ = [(name if name not in ("reserved0", "reserved1") else
+                 {"reserved0": "srcContext", "reserved1": "dstContext"}[name], ctype)
+                for name, ctype in CUDA_MEMCPY3D._fields_]
+
+
 # ------------------------------------------------------------------ operands
 def _known(engine: Any, ptr: int) -> bool:
     """Does the engine own this address (an allocation, or inside a
@@ -273,13 +282,16 @@ def cuMemcpy2DAsync_v2(pCopy: int, hStream: int) -> None:
 cuMemcpy2DAsync_v2_ptsz = per_thread_variant(cuMemcpy2DAsync_v2, "cuMemcpy2DAsync_v2_ptsz", 1)
 
 
-def _copy_3d(pCopy: int, hStream: int | None, per_thread: bool = False) -> None:
+def _copy_3d(pCopy: int, hStream: int | None, per_thread: bool = False, peer: bool = False) -> None:
     ctx = current_context()
-    p = cabi.struct_at(pCopy, CUDA_MEMCPY3D, "pCopy")
+    p = cabi.struct_at(pCopy, CUDA_MEMCPY3D_PEER if peer else CUDA_MEMCPY3D, "pCopy")
     region = T.Region(p.WidthInBytes, p.Height, p.Depth)
     operands, layouts, roles = {}, {}, {}
+    contexts = {ctx}
     for role in ("src", "dst"):
-        if getattr(p, "reserved0" if role == "src" else "reserved1"):
+        if peer:
+            contexts.add(context_of(getattr(p, f"{role}Context")))
+        elif getattr(p, "reserved0" if role == "src" else "reserved1"):
             raise fail(INVALID, f"{'reserved0' if role == 'src' else 'reserved1'} must be NULL")
         if getattr(p, f"{role}LOD"):
             raise fail(INVALID, f"{role}LOD must be 0 (mipmap levels belong to CUDA arrays)")
@@ -296,8 +308,15 @@ def _copy_3d(pCopy: int, hStream: int | None, per_thread: bool = False) -> None:
     kind = _KINDS.get((roles["src"], roles["dst"]), KIND_DEFAULT)
     is_async = hStream is not None
     stream = stream_of(ctx, hStream) if is_async else _sync_stream(ctx, per_thread)
+    serialize = peer and not is_async
+    if serialize:                  # a synchronous peer copy follows all work of both contexts
+        for c in contexts:
+            c.wait_idle_quietly()
     T.copy(ctx, operands["dst"], operands["src"], region, layouts["dst"], layouts["src"], kind, stream,
            is_async)
+    if serialize:
+        stream.wait()
+        ctx.after_wait()
 
 
 def _copy_3d_sync(pCopy: int, per_thread: bool) -> None:
@@ -314,6 +333,23 @@ def cuMemcpy3DAsync_v2(pCopy: int, hStream: int) -> None:
 
 
 cuMemcpy3DAsync_v2_ptsz = per_thread_variant(cuMemcpy3DAsync_v2, "cuMemcpy3DAsync_v2_ptsz", 1)
+
+
+def _copy_3d_peer_sync(pCopy: int, per_thread: bool) -> None:
+    """A CUDA_MEMCPY3D_PEER copy: its contexts are checked, and the copy
+    follows all their work and is done on return."""
+    _copy_3d(pCopy, None, per_thread, peer=True)
+
+
+cuMemcpy3DPeer, cuMemcpy3DPeer_ptds = _sync_pair(_copy_3d_peer_sync, "cuMemcpy3DPeer")
+
+
+@entry
+def cuMemcpy3DPeerAsync(pCopy: int, hStream: int) -> None:
+    _copy_3d(pCopy, hStream, peer=True)
+
+
+cuMemcpy3DPeerAsync_ptsz = per_thread_variant(cuMemcpy3DPeerAsync, "cuMemcpy3DPeerAsync_ptsz", 1)
 
 
 # ------------------------------------------------------------------ memsets
@@ -363,4 +399,5 @@ __all__ = ["cuMemcpy", "cuMemcpy_ptds", "cuMemcpyHtoD_v2", "cuMemcpyHtoD_v2_ptds
            "cuMemcpyPeer_ptds", "cuMemcpyPeerAsync", "cuMemcpyPeerAsync_ptsz", "cuMemcpy2D_v2",
            "cuMemcpy2D_v2_ptds", "cuMemcpy2DUnaligned_v2", "cuMemcpy2DUnaligned_v2_ptds",
            "cuMemcpy2DAsync_v2", "cuMemcpy2DAsync_v2_ptsz", "cuMemcpy3D_v2", "cuMemcpy3D_v2_ptds",
-           "cuMemcpy3DAsync_v2", "cuMemcpy3DAsync_v2_ptsz", *sorted(_MEMSETS)]
+           "cuMemcpy3DAsync_v2", "cuMemcpy3DAsync_v2_ptsz", "cuMemcpy3DPeer", "cuMemcpy3DPeer_ptds",
+           "cuMemcpy3DPeerAsync", "cuMemcpy3DPeerAsync_ptsz", *sorted(_MEMSETS)]
