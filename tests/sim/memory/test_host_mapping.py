@@ -234,15 +234,17 @@ def test_no_reservation_is_a_clear_error_and_can_be_turned_off():
     r = _run(_TAKE + """
     for base in (0x7000_0000_0000, 0x6000_0000_0000, 0x4000_0000_0000, 0x3000_0000_0000):
         take(base + (13 << 40))
+    import errno
     from gpudbg.sim.memory import GlobalMemory, host_mapping as hm
     assert hm.arena() is None
     try:
         GlobalMemory()
     except hm.HostReservationError as e:
-        print(e.strerror)
+        print(e.errno == errno.EEXIST, e.strerror)
     """)
     assert r.returncode == 0, r.stderr
     msg = r.stdout
+    assert msg.startswith("True ")
     assert "cannot reserve the simulated GPU's address range" in msg
     assert "0x700000000000-0x7e0000000000: part of it is already mapped" in msg
     assert "GPUDBG_HOST_MAPPING=0" in msg

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import bisect
 import enum
-import errno
 from typing import Any, Iterable
 
 import numpy as np
@@ -116,7 +115,7 @@ class GlobalMemory:
         if arena is None and host_mapping.enabled() and \
                 base < host_mapping.NOMINAL_BASE + host_mapping.ARENA_SIZE and \
                 host_mapping.NOMINAL_BASE < base + va_size:
-            raise host_mapping.HostReservationError(errno.ENOMEM, host_mapping.arena_error())
+            raise host_mapping.arena_failure()
         self.capacity = capacity
         self.base = base
         self.va_limit = base + va_size

@@ -43,7 +43,7 @@ import numpy as np
 from gpudbg.sim.memory.spaces import SHARED_WINDOW_BASE
 
 __all__ = ["PAGE", "NOMINAL_BASE", "ARENA_SIZE", "FALLBACK_BASES", "Arena", "HostPages",
-           "HostReservationError", "arena", "arena_error", "enabled", "map_pages", "live_ranges",
+           "HostReservationError", "arena", "arena_error", "arena_failure", "enabled", "map_pages", "live_ranges",
            "is_mapped", "page_round"]
 
 PAGE = mmap.PAGESIZE
@@ -112,18 +112,18 @@ def _mmap(address: int, length: int, prot: int, flags: int) -> tuple[int | None,
     return int(r), 0
 
 
-def _reserve_at(base: int, size: int) -> str | None:
+def _reserve_at(base: int, size: int) -> tuple[str, int] | None:
     """Reserve [base, base+size) PROT_NONE without replacing anything; None
-    on success, else why not."""
+    on success, else (why not, errno)."""
     got, err = _mmap(base, size, _PROT_NONE, _MAP_NORESERVE | _MAP_FIXED_NOREPLACE)
+    if got is not None and got != base:   # a kernel without MAP_FIXED_NOREPLACE: a hint
+        _lib().munmap(got, size)
+        got, err = None, errno.EEXIST
     if got is None:
         why = "part of it is already mapped" if err == errno.EEXIST else os.strerror(err)
         if err == errno.ENOMEM:
             why += " (is the address space limited, e.g. by ulimit -v?)"
-        return f"0x{base:x}-0x{base + size:x}: {why}"
-    if got != base:             # a kernel without MAP_FIXED_NOREPLACE took it as a hint
-        _lib().munmap(got, size)
-        return f"0x{base:x}-0x{base + size:x}: part of it is already mapped"
+        return f"0x{base:x}-0x{base + size:x}: {why}", err
     return None
 
 
@@ -132,6 +132,7 @@ def _reserve_at(base: int, size: int) -> str | None:
 _lock = threading.RLock()
 _arena: Arena | None = None
 _arena_error: str | None = None
+_arena_errno = 0
 _tried = False
 
 
@@ -147,7 +148,7 @@ _off = os.environ.get("GPUDBG_HOST_MAPPING", "1").strip().lower() in ("0", "no",
 def arena() -> Arena | None:
     """The process's device arena, reserved on the first call (None when
     it could not be reserved or host mapping is turned off)."""
-    global _arena, _arena_error, _tried
+    global _arena, _arena_error, _arena_errno, _tried
     with _lock:
         if _tried:
             return _arena
@@ -160,11 +161,12 @@ def arena() -> Arena | None:
             return None
         failures = []
         for base in (NOMINAL_BASE, *FALLBACK_BASES):
-            why = _reserve_at(base, ARENA_SIZE)
-            if why is None:
+            failed = _reserve_at(base, ARENA_SIZE)
+            if failed is None:
                 _arena = Arena(base, ARENA_SIZE)
                 return _arena
-            failures.append(why)
+            failures.append(failed[0])
+            _arena_errno = _arena_errno or failed[1]
         _arena_error = ("cannot reserve the simulated GPU's address range in this process (tried "
                         + "; ".join(failures) + "); set GPUDBG_HOST_MAPPING=0 to run with device, "
                         "pinned and managed memory visible to Python only")
@@ -175,6 +177,12 @@ def arena_error() -> str | None:
     """Why there is no arena (None when there is one)."""
     arena()
     return _arena_error
+
+
+def arena_failure() -> HostReservationError:
+    """The error to raise where the arena is needed and missing."""
+    arena()
+    return HostReservationError(_arena_errno or errno.ENOMEM, _arena_error)
 
 
 # ------------------------------------------------------------------ real pages
@@ -222,7 +230,7 @@ def map_pages(start: int, length: int) -> HostPages:
     inside the arena, not overlapping pages already handed out)."""
     a = arena()
     if a is None:
-        raise HostReservationError(errno.ENOMEM, arena_error())
+        raise arena_failure()
     if start % PAGE or length <= 0 or length % PAGE or not a.covers(start, length):
         raise ValueError(f"0x{start:x}+0x{length:x} is not a page-aligned range inside the device "
                          f"arena 0x{a.base:x}-0x{a.end:x}")
