@@ -45,6 +45,7 @@ def test_name_uuid_memory_capability(ctx):
     assert buf.value.decode() == DeviceModel().name
     check(D.cuDeviceGetName(ctypes.addressof(buf), 5, 0))
     assert buf.value.decode() == DeviceModel().name[:4]
+    assert D.cuDeviceGetName(ctypes.addressof(buf), 0, 0) == 1
     u0, u1 = (ctypes.c_ubyte * 16)(), (ctypes.c_ubyte * 16)()
     check(D.cuDeviceGetUuid_v2(ctypes.addressof(u0), 0))
     check(D.cuDeviceGetUuid(ctypes.addressof(u1), 1))

@@ -370,6 +370,12 @@ def _need(ptr: int, name: str) -> int:
     return int(ptr)
 
 
+def _length(n: int, name: str) -> int:
+    if int(n) <= 0:
+        raise fail(INVALID, f"{name} must be positive, got {n}")
+    return int(n)
+
+
 def device_of(dev: int):
     """The engine Device a CUdevice names (CUDA_ERROR_INVALID_DEVICE)."""
     require_init()
@@ -410,7 +416,7 @@ def cuDeviceGetCount(count: int) -> None:
 @entry
 def cuDeviceGetName(name: int, len: int, dev: int) -> None:  # noqa: A002 (cuda.h's name)
     _need(name, "name")
-    cabi.store_c_string(name, int(len), device_of(dev).model.name, "name")
+    cabi.store_c_string(name, _length(len, "len"), device_of(dev).model.name, "name")
 
 
 def _uuid(uuid: int, dev: int) -> None:
@@ -482,7 +488,7 @@ def cuDeviceGetProperties(prop: int, dev: int) -> None:
 def cuDeviceGetPCIBusId(pciBusId: int, len: int, dev: int) -> None:  # noqa: A002
     """'domain:bus:device.function' in hex, truncated to len-1 characters."""
     _need(pciBusId, "pciBusId")
-    cabi.store_c_string(pciBusId, int(len), device_of(dev).model.pci_bus_id, "pciBusId")
+    cabi.store_c_string(pciBusId, _length(len, "len"), device_of(dev).model.pci_bus_id, "pciBusId")
 
 
 _PCI = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})(?:\.([0-9a-fA-F]))?$")
