@@ -18,6 +18,7 @@ from gpudbg.driver.engine import get_engine, reset_engine
 from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.runtime import mc
 from gpudbg.runtime.errors import mcError_t as E
+from gpudbg.sim.gpu import DEVICE_VA_SIZE
 from gpudbg.sim.memory import host_mapping as hm
 
 S = E.mcSuccess
@@ -199,7 +200,7 @@ def test_every_device_maps_host_memory_in_its_own_window():
             assert _launch(_twice(), p, 4) == (S,)
             assert list(host) == [3, 5, 7, 9]
             ptrs.append(p)
-        assert ptrs[1] - ptrs[0] == 1 << 40
+        assert ptrs[1] - ptrs[0] == DEVICE_VA_SIZE
     finally:
         reset_engine()
 
@@ -218,3 +219,14 @@ def test_reset_engine_gives_pages_back_and_reuses_the_arena():
     _, p2 = mc.mcMallocHost(64)
     assert p2 == p and ctypes.string_at(p2, 4) == b"\0\0\0\0"
     reset_engine()
+
+
+def test_all_sixteen_device_windows_lie_in_the_arena():
+    engine = reset_engine(num_devices=16)
+    try:
+        arena = hm.arena()
+        windows = [engine.device(i).gpu.memory for i in range(16)]
+        assert all(m.host_backed and arena.covers(m.base, m.va_limit - m.base) for m in windows)
+        assert [m.base for m in windows] == [arena.base + i * DEVICE_VA_SIZE for i in range(16)]
+    finally:
+        reset_engine()

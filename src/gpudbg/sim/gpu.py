@@ -19,7 +19,7 @@ from gpudbg.sim.memory.allocations import GlobalMemory
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind
 
 Executor = Callable[..., Any]
-DEVICE_VA_SIZE = 1 << 40   # 1 TiB of VA per device; 16 devices stay below the shared window
+DEVICE_VA_SIZE = 1 << 39   # 512 GiB of VA per device: 16 devices fit the host-reserved arena below the shared window
 
 
 def _default_executor(*args: Any) -> Any:
