@@ -24,6 +24,7 @@ from gpudbg.driver.memory import UVARegistry
 from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.sim.device_model import DeviceModel
 from gpudbg.sim.gpu import SimGPU
+from gpudbg.sim.memory.host_mapping import HostReservationError
 
 DRIVER_VERSION = 12080   # 1000*major + 10*minor: the CUDA 12.8 feature level
 RUNTIME_VERSION = 12080
@@ -47,7 +48,10 @@ class Device:
     def gpu(self) -> SimGPU:
         with self.lock:
             if self._gpu is None:
-                self._gpu = SimGPU(self.model, self.ordinal, executor=self.engine.executor)
+                try:
+                    self._gpu = SimGPU(self.model, self.ordinal, executor=self.engine.executor)
+                except HostReservationError as e:   # the device address range is taken in this process
+                    raise EngineError(CUresult.CUDA_ERROR_OPERATING_SYSTEM, str(e)) from None
                 self.engine.uva.add_gpu(self._gpu)
             return self._gpu
 
