@@ -187,14 +187,30 @@ def _as_bytes(context: Any, image: Any) -> bytes | str:
                       f"image must be PTX text, image bytes or a pointer, not {type(image).__name__}")
 
 
-def _ptx_from_fatbin(context: Any, data: bytes) -> str:
+def _ptx_from_fatbin(context: Any, data: bytes, debug: bool | None = None) -> str:
+    """The PTX to run from the first container of a fatbin (NVIDIA reads
+    only that one through a fatbin pointer)."""
     try:
-        entry = FB.select_ptx(FB.parse_fatbin(data), context.device.model.compute_capability)
-        return entry.ptx_text()
+        return FB.load_ptx(data, context.device.model.compute_capability, debug)
     except FB.NoImageForDevice as e:
         raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU, str(e)) from None
-    except (FB.FatbinError, FB.CompressedEntry) as e:
+    except FB.FatbinError as e:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"fatbin: {e}") from None
+
+
+def _host_image(context: Any, ptr: int, what: str) -> bytes:
+    """The image at a pointer: pinned host or device memory of the engine
+    (to the end of its allocation), else this process's own memory (a
+    wrapper, fatbin or PTX string in the program's data, as nvcc's host code
+    and cuda-python pass them), read without risking a fault."""
+    if context.engine.uva.resolve(ptr) is not None:
+        return _read_pointer(context, ptr)
+    try:
+        return FB.image_at(ptr)
+    except FB.UnreadableMemory as e:
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{what} 0x{ptr:x}: {e}") from None
+    except FB.FatbinError as e:
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"{what} 0x{ptr:x}: {e}") from None
 
 
 def unwrap_fatbin(context: Any, data: bytes) -> bytes:
@@ -203,35 +219,56 @@ def unwrap_fatbin(context: Any, data: bytes) -> bytes:
         ptr = FB.parse_wrapper(data)
     except FB.FatbinError as e:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, str(e)) from None
-    return _read_pointer(context, ptr)
+    data = _host_image(context, ptr, "fatbin wrapper's data pointer")
+    if not FB.is_fatbin(data):
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE,
+                          f"fatbin wrapper's data pointer 0x{ptr:x} does not point at a fatbin "
+                          f"(no magic 0x{FB.FATBIN_MAGIC:08X})")
+    return data
 
 
-def _ptx_from_elf(context: Any, data: bytes) -> str:
+def _ptx_from_elf(context: Any, data: bytes, debug: bool | None = None) -> str:
+    """The PTX of a host object or executable: its .nv_fatbin holds one
+    container per translation unit; the one whose PTX defines kernels."""
     try:
         sections, machine = FB.elf_fatbins(data)
+        if machine == FB.EM_CUDA:
+            raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU,
+                              "image is a cubin (SASS for a real NVIDIA GPU); the simulator runs PTX only: "
+                              "load the PTX or a fatbin that contains PTX")
+        if not sections:
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, "ELF image has no .nv_fatbin section")
+        chosen = [(e, e.ptx_text()) for e in FB.elf_ptx(data, context.device.model.compute_capability, debug)]
+    except FB.NoImageForDevice as e:
+        raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU, f"ELF image's {e}") from None
     except FB.FatbinError as e:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"image is ELF but {e}") from None
-    if machine == FB.EM_CUDA:
-        raise EngineError(CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU,
-                          "image is a cubin (SASS for a real NVIDIA GPU); the simulator runs PTX only: "
-                          "load the PTX or a fatbin that contains PTX")
-    if not sections:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, "ELF image has no .nv_fatbin section")
-    return _ptx_from_fatbin(context, sections[0])
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE, f"ELF image's .nv_fatbin: {e}") from None
+    with_kernels = [(e, t) for e, t in chosen if ".entry" in t] or chosen
+    if len(with_kernels) > 1:
+        units = ", ".join(f"{e.target} PTX of the fatbin at section offset {e.container}" for e, _ in with_kernels)
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_IMAGE,
+                          f"ELF image holds kernels of {len(with_kernels)} translation units ({units}); a module "
+                          f"is one of them: load their fatbins separately (gpudbg.driver.fatbin.elf_ptx)")
+    return with_kernels[0][1]
 
 
-def image_to_ptx(context: Any, image: Any, fatbin_only: bool = False) -> str:
+def image_to_ptx(context: Any, image: Any, fatbin_only: bool = False, debug: bool | None = None) -> str:
     """PTX text from any image form: PTX text, a fatbin, a fatbin wrapper,
-    a host ELF with a .nv_fatbin section, or a pointer to one of these."""
-    data = _as_bytes(context, image)
+    a host ELF with a .nv_fatbin section, or a pointer to one of these
+    (engine memory or the process's own). `debug` prefers (-G) entries with
+    (True) or without (False) the debug flag."""
+    if isinstance(image, (int, np.integer)) and not isinstance(image, bool) and image:
+        data = _host_image(context, int(image), "image pointer")
+    else:
+        data = _as_bytes(context, image)
     if isinstance(data, str):
         text = data
     elif FB.is_wrapper(data):
-        return _ptx_from_fatbin(context, unwrap_fatbin(context, data))
+        return _ptx_from_fatbin(context, unwrap_fatbin(context, data), debug)
     elif FB.is_fatbin(data):
-        return _ptx_from_fatbin(context, data)
+        return _ptx_from_fatbin(context, data, debug)
     elif data.startswith(b"\x7fELF") and not fatbin_only:
-        return _ptx_from_elf(context, data)
+        return _ptx_from_elf(context, data, debug)
     else:
         try:
             text = data.split(b"\x00", 1)[0].decode("utf-8")
