@@ -176,3 +176,20 @@ def test_random_damage_is_invalid_image_only(data):
         assert e.message
         return
     assert isinstance(text, str)
+
+
+# ------------------------------------------------------------------ process memory
+def test_images_by_address_in_process_memory():
+    import ctypes
+    text = ctypes.create_string_buffer(ptx(80, "by address").encode())
+    assert "// by address" in M.image_to_ptx(ctx(), ctypes.addressof(text))
+    fat = ctypes.create_string_buffer(fatbin((80, "fat", 0)) + b"\xff" * 64)
+    assert FB.fatbin_at(ctypes.addressof(fat)) == fatbin((80, "fat", 0))
+    wrapper = ctypes.create_string_buffer(FB.build_wrapper(ctypes.addressof(fat)))
+    assert "// fat" in M.image_to_ptx(ctx(), ctypes.addressof(wrapper), fatbin_only=True)
+    with pytest.raises(FB.UnreadableMemory):
+        FB.read_process_memory(8, 16)
+    not_fat = ctypes.create_string_buffer(FB.build_wrapper(ctypes.addressof(text)))
+    with pytest.raises(EngineError) as e:
+        M.image_to_ptx(ctx(), ctypes.addressof(not_fat))
+    assert e.value.status == CUresult.CUDA_ERROR_INVALID_IMAGE and "does not point at a fatbin" in e.value.message

@@ -417,7 +417,7 @@ def elf_ptx(data: bytes, compute_capability: tuple[int, int],
     held: list[FatbinEntry] = []
     for section in sections:
         if not is_fatbin(section):
-            raise FatbinError(f"a .nv_fatbin section does not start with the fatbin magic")
+            raise FatbinError("a .nv_fatbin section does not start with the fatbin magic")
         for entries in containers(section):
             held += entries
             try:
