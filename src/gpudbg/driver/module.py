@@ -396,7 +396,8 @@ def load_data(context: Any, image: Any, name: str = "<image>", options: JitOptio
                 jit = JitOptions().merged_with(image.options)
             m = load_ir(context, image.module, image.module.filename, jit)
         else:
-            text = image_to_ptx(context, image, fatbin_only)
+            text = image_to_ptx(context, image, fatbin_only,
+                                debug=bool(jit.get(CUjit_option.CU_JIT_GENERATE_DEBUG_INFO, 0)))
             m = load_ir(context, parse_ptx(text, name), name, jit)
             m.loaded.ptx_text = text   # kept for coredumps and the debugger (gpudbg core)
     except EngineError as e:
