@@ -49,7 +49,16 @@ def sources(soname: str) -> list[Path]:
     return [CSRC / s for s in srcs] + [CSRC / vscript, CSRC / "bridge.h"]
 
 
-def is_stale(out_dir: Path = LIB) -> bool:
+STAMP = "build-python.txt"
+
+
+def is_stale(out_dir: Path = LIB, python: str | None = None) -> bool:
+    """A library is missing or older than a source, or (when `python` is
+    given) was built for another interpreter."""
+    if python is not None:
+        stamp = out_dir / STAMP
+        if not stamp.exists() or stamp.read_text().strip() != python:
+            return True
     for soname in LIBRARIES:
         lib = out_dir / soname
         if not lib.exists():
@@ -83,13 +92,15 @@ def build(out_dir: Path | str = LIB, *, verbose: bool = False) -> Path:
         if link_path.is_symlink() or link_path.exists():
             link_path.unlink()
         link_path.symlink_to(soname)
+    (out_dir / STAMP).write_text(sys.executable + "\n")
     return out_dir
 
 
 def library_dir(rebuild_if_stale: bool = True) -> Path:
     """The directory holding libcuda.so.1 and libcudart.so.13, rebuilt first if
-    a source is newer than a library (or one is missing)."""
-    if rebuild_if_stale and is_stale(LIB):
+    a source is newer than a library, one is missing, or they were built for
+    another interpreter (they embed the building python's path)."""
+    if rebuild_if_stale and is_stale(LIB, sys.executable):
         build(LIB)
     return LIB
 

@@ -158,10 +158,11 @@ static int resolve(void *h) {
 static int setup_bridge(void);
 
 static void exit_hook(void) {
-    /* An embedded interpreter is never finalized: from here on every entry point
-     * answers 4; Python's own atexit functions still run once. */
+    /* The process is exiting. An embedded interpreter is never finalized: from
+     * here on every entry point answers 4; Python's own atexit functions still
+     * run once (by the library that started it). */
     __atomic_store_n(&going_away, 1, __ATOMIC_RELEASE);
-    if (exit_fn) {
+    if (embedded && exit_fn) {
         int g = py.PyGILState_Ensure();
         PyObject *r = py.PyObject_CallObject(exit_fn, NULL);
         if (r) py.Py_DecRef(r); else py.PyErr_Clear();
@@ -202,7 +203,6 @@ static int start_embedded(void *h) {
     embedded = 1;
     setup_bridge();                 /* we hold the GIL here */
     py.PyEval_SaveThread();
-    atexit(exit_hook);
     return 1;
 }
 
@@ -215,6 +215,7 @@ static int ensure_python(void) {
         int ok;
         if (isinit && isinit()) ok = resolve(RTLD_DEFAULT);
         else ok = start_embedded(isinit ? RTLD_DEFAULT : NULL);
+        if (ok) atexit(exit_hook);  /* also when another library (or python) started it */
         __atomic_store_n(&state, ok ? READY : FAILED, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
