@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpudbg.native.tables import C_IMPLEMENTED, Export, exports, procaddress
+from gpudbg.native.tables import C_IMPLEMENTED, Export
 
 CSRC = Path(__file__).resolve().parent / "csrc"
 
@@ -85,9 +85,10 @@ def stub(lib: str, idx: int, e: Export) -> str:
     return f"{head} {{ return ({rt})gd_call({call_args}); }}"
 
 
-def generate(lib: str, header: str) -> tuple[str, str]:
-    """(C source, version script) of library `lib`."""
-    table = exports(lib)
+def generate(lib: str, header: str, table: list[Export],
+             procs: list[tuple[str, int, str, str]]) -> tuple[str, str]:
+    """(C source, version script) of library `lib` from its export table (and,
+    for libcuda, the cuGetProcAddress rows)."""
     c_impl = set(C_IMPLEMENTED[lib])
     out = ["/* " + header.replace("*/", "* /").replace("\n", "\n * ") + " */",
            '#include "bridge.h"', ""]
@@ -112,7 +113,7 @@ def generate(lib: str, header: str) -> tuple[str, str]:
         out.append("GD_HIDDEN void *const gd_fns[GD_N] = {")
         out += [f"  (void *){e.name}," for e in table]
         out.append("};")
-        rows = sorted(procaddress(), key=lambda r: (r[0], r[2] != "", r[1]))
+        rows = sorted(procs, key=lambda r: (r[0], r[2] != "", r[1]))
         out.append(f"GD_HIDDEN const int gd_nprocs = {len(rows)};")
         out.append("GD_HIDDEN const gd_proc gd_procs[] = {")
         out += [f'  {{"{n}", {v}, {1 if k else 0}, {index[s]}}},' for n, v, k, s in rows]
@@ -126,8 +127,12 @@ def generate(lib: str, header: str) -> tuple[str, str]:
     return "\n".join(out) + "\n", vs
 
 
-def write_all(header: str) -> None:
+def outputs(header: str, tables: dict[str, list[Export]],
+            procs: list[tuple[str, int, str, str]]) -> dict[Path, str]:
+    """Path -> text of every generated C file and version script."""
+    out = {}
     for lib in ("cuda", "cudart"):
-        c, vs = generate(lib, header)
-        (CSRC / f"gen_lib{lib}.c").write_text(c)
-        (CSRC / f"lib{lib}.map").write_text(vs)
+        c, vs = generate(lib, header, tables[lib], procs)
+        out[CSRC / f"gen_lib{lib}.c"] = c
+        out[CSRC / f"lib{lib}.map"] = vs
+    return out

@@ -297,36 +297,49 @@ def procaddress(inc: Path, exported: set[str]) -> list[tuple[str, int, str, str]
 
 # ---- writers -------------------------------------------------------------------------------
 
-def write_table(path: Path, header: str, table: dict[str, tuple[str, list[str]]], cls: dict[str, str]) -> None:
-    lines = ["# " + l for l in header.splitlines()]
+def table_text(header: str, table: dict[str, tuple[str, list[str]]], cls: dict[str, str]) -> str:
+    lines = ["# " + line for line in header.splitlines()]
     lines.append("# name\treturn type\treturn abi\tparameter types (;)\tparameter abi (,)")
     for name in sorted(table):
         ret, ps = table[name]
         lines.append("\t".join([name, ret, "e" if ret in ERROR_TYPES else cls[ret], ";".join(ps),
                                 ",".join(cls[p] for p in ps)]))
-    path.write_text("\n".join(lines) + "\n")
+    return "\n".join(lines) + "\n"
+
+
+def outputs(inc: Path) -> dict[Path, str]:
+    """Path -> text of every generated file, computed from the headers in `inc`."""
+    from gpudbg.native import cgen
+    from gpudbg.native.tables import parse_exports, parse_procaddress
+    version = int(re.search(r"#define CUDA_VERSION (\d+)", (inc / "cuda.h").read_text())[1])
+    header = PROVENANCE.format(version=f"{version // 1000}.{version % 1000 // 10}")
+    drv, rt = driver_prototypes(inc), runtime_prototypes(inc)
+    out = {TABLES / "libcuda.tsv": table_text(header, drv, abi_of(inc, "cuda.h", drv)),
+           TABLES / "libcudart.tsv": table_text(header, rt, abi_of(inc, "cuda_runtime_api.h", rt))}
+    rows = procaddress(inc, set(drv))
+    out[TABLES / "procaddress.tsv"] = "\n".join(
+        ["# " + line for line in header.splitlines()] + ["# name\tPFN version\tper-thread\tsymbol"]
+        + ["\t".join([n, str(v), k or "-", s]) for n, v, k, s in rows]) + "\n"
+    tables = {lib: parse_exports(out[TABLES / f"lib{lib}.tsv"]) for lib in ("cuda", "cudart")}
+    out.update(cgen.outputs(header, tables, parse_procaddress(out[TABLES / "procaddress.tsv"])))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--include", type=Path, default=None, help="CUDA include directory")
+    ap.add_argument("--check", action="store_true", help="only compare with the committed files")
     args = ap.parse_args(argv)
-    inc = args.include or find_include()
-    version = re.search(r"#define CUDA_VERSION (\d+)", (inc / "cuda.h").read_text())[1]
-    header = PROVENANCE.format(version=f"{int(version) // 1000}.{int(version) % 1000 // 10}")
+    out = outputs(args.include or find_include())
+    if args.check:
+        stale = [str(p) for p, text in out.items() if not p.exists() or p.read_text() != text]
+        for p in stale:
+            print(f"differs: {p}")
+        return 1 if stale else 0
     TABLES.mkdir(exist_ok=True)
-
-    drv = driver_prototypes(inc)
-    rt = runtime_prototypes(inc)
-    write_table(TABLES / "libcuda.tsv", header, drv, abi_of(inc, "cuda.h", drv))
-    write_table(TABLES / "libcudart.tsv", header, rt, abi_of(inc, "cuda_runtime_api.h", rt))
-    rows = procaddress(inc, set(drv))
-    (TABLES / "procaddress.tsv").write_text(
-        "\n".join(["# " + l for l in header.splitlines()] + ["# name\tPFN version\tper-thread\tsymbol"]
-                  + ["\t".join([n, str(v), k or "-", s]) for n, v, k, s in rows]) + "\n")
-    from gpudbg.native import cgen
-    cgen.write_all(header)
-    print(f"libcuda: {len(drv)} exports, libcudart: {len(rt)} exports, {len(rows)} proc-address rows")
+    for path, text in out.items():
+        path.write_text(text)
+    print(", ".join(f"{p.name}: {text.count(chr(10))} lines" for p, text in out.items()))
     return 0
 
 

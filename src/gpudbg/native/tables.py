@@ -40,23 +40,30 @@ class Export:
         return f"{self.ret} {self.name}({', '.join(self.params) or 'void'})"
 
 
-def _rows(path: Path) -> list[list[str]]:
-    return [line.rstrip("\n").split("\t") for line in path.read_text().splitlines()
-            if line and not line.startswith("#")]
+def _rows(text: str) -> list[list[str]]:
+    return [line.split("\t") for line in text.splitlines() if line and not line.startswith("#")]
+
+
+def parse_exports(text: str) -> list[Export]:
+    """The rows of an export table's TSV text."""
+    return [Export(name, ret, ret_abi, tuple(params.split(";")) if params else (),
+                   tuple(param_abi.split(",")) if param_abi else ())
+            for name, ret, ret_abi, params, param_abi in _rows(text)]
+
+
+def parse_procaddress(text: str) -> list[tuple[str, int, str, str]]:
+    """The rows of procaddress.tsv's text."""
+    return [(n, int(v), "" if k == "-" else k, s) for n, v, k, s in _rows(text)]
 
 
 def exports(library: str) -> list[Export]:
     """Every export of `library` ("cuda" or "cudart"), sorted by name."""
-    out = []
-    for name, ret, ret_abi, params, param_abi in _rows(TABLES / f"lib{library}.tsv"):
-        out.append(Export(name, ret, ret_abi, tuple(params.split(";")) if params else (),
-                          tuple(param_abi.split(",")) if param_abi else ()))
-    return out
+    return parse_exports((TABLES / f"lib{library}.tsv").read_text())
 
 
 def procaddress() -> list[tuple[str, int, str, str]]:
     """(name, PFN version, "" | "ptds" | "ptsz", exported symbol) rows."""
-    return [(n, int(v), "" if k == "-" else k, s) for n, v, k, s in _rows(TABLES / "procaddress.tsv")]
+    return parse_procaddress((TABLES / "procaddress.tsv").read_text())
 
 
 def resolve(name: str, version: int, flags: int = 0) -> tuple[str | None, int]:

@@ -31,6 +31,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,6 +64,7 @@ static struct {
     int (*PyGILState_Ensure)(void);
     void (*PyGILState_Release)(int);
     void *(*PyEval_SaveThread)(void);
+    void (*PyEval_RestoreThread)(void *);
     PyObject *(*PyImport_ImportModule)(const char *);
     PyObject *(*PyObject_GetAttrString)(PyObject *, const char *);
     PyObject *(*PyObject_CallObject)(PyObject *, PyObject *);
@@ -93,7 +95,7 @@ static struct {
 enum { NOT_STARTED, READY, FAILED };
 static int state = NOT_STARTED;             /* atomic: the interpreter */
 static int going_away;                      /* atomic */
-static int bridge_state;                    /* under the GIL: 0 untried, 1 ok, 2 failed */
+static int bridge_state;                    /* under the GIL: 0 untried, 1 ok, 2 failed, 3 importing */
 static int embedded;
 static int trace = -1;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -136,7 +138,7 @@ static void on_py_exit(void) { __atomic_store_n(&going_away, 1, __ATOMIC_RELEASE
 #define SYM(name) (*(void **)&py.name = dlsym(h, #name))
 static int resolve(void *h) {
     SYM(Py_IsInitialized); SYM(Py_AtExit); SYM(PyGILState_Ensure); SYM(PyGILState_Release);
-    SYM(PyEval_SaveThread); SYM(PyImport_ImportModule); SYM(PyObject_GetAttrString); SYM(PyObject_CallObject);
+    SYM(PyEval_SaveThread); SYM(PyEval_RestoreThread); SYM(PyImport_ImportModule); SYM(PyObject_GetAttrString); SYM(PyObject_CallObject);
     SYM(PyTuple_New); SYM(PyTuple_SetItem); SYM(PyLong_FromLongLong); SYM(PyLong_FromUnsignedLongLong);
     SYM(PyLong_AsUnsignedLongLongMask); SYM(PyFloat_FromDouble); SYM(PyBytes_FromStringAndSize);
     SYM(PyBytes_AsStringAndSize); SYM(PyUnicode_FromString); SYM(PyErr_Occurred); SYM(PyErr_Fetch);
@@ -156,6 +158,7 @@ static int resolve(void *h) {
 }
 
 static int setup_bridge(void);
+static int import_bridge(void);
 
 static void exit_hook(void) {
     /* The process is exiting. An embedded interpreter is never finalized: from
@@ -231,8 +234,24 @@ static int interpreter_present(void) {
 
 /* ---- under the GIL ------------------------------------------------------------------- */
 static int setup_bridge(void) {
+    /* The import may release the GIL: other threads wait for it (the importing
+     * thread itself, if the import calls back into us, sees "unimplemented"). */
+    static pthread_t importer;
+    while (bridge_state == 3) {
+        if (pthread_equal(importer, pthread_self())) return 0;
+        void *ts = py.PyEval_SaveThread();
+        sched_yield();
+        py.PyEval_RestoreThread(ts);
+    }
     if (bridge_state) return bridge_state == 1;
-    bridge_state = 2;
+    bridge_state = 3;
+    importer = pthread_self();
+    int ok = import_bridge();
+    bridge_state = ok ? 1 : 2;
+    return ok;
+}
+
+static int import_bridge(void) {
     PyObject *m = py.PyImport_ImportModule("gpudbg.native.bridge");
     if (!m) {
         fprintf(stderr, "gpudbg: cannot import gpudbg.native.bridge; every call is unimplemented:\n");
@@ -245,7 +264,6 @@ static int setup_bridge(void) {
     py.Py_DecRef(m);
     if (!entry_fn || !report_fn || !exit_fn) { py.PyErr_Clear(); return 0; }
     if (!embedded) py.Py_AtExit(on_py_exit);
-    bridge_state = 1;
     return 1;
 }
 
@@ -276,6 +294,10 @@ static PyObject *lookup(gd_lib *L, int idx) {
         py.Py_DecRef(args);
         if (!fn) report(L, idx);
         else if (fn == py.Py_None) { py.Py_DecRef(fn); fn = NULL; }
+    }
+    if (L->cache[idx]) {            /* another thread got there while the GIL was released */
+        if (fn) py.Py_DecRef(fn);
+        return L->cache[idx] == MISSING ? NULL : L->cache[idx];
     }
     L->cache[idx] = fn ? (void *)fn : MISSING;
     return fn;
