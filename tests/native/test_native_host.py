@@ -62,3 +62,14 @@ def test_native_host_with_a_python_that_cannot_start(host: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "cuInit 3" in proc.stdout.splitlines()
     assert "cannot load the Python library" in proc.stderr
+
+
+def test_first_calls_into_both_libraries_at_once(libdir: Path, cc: str, tmp_path: Path) -> None:
+    exe = tmp_path / "two_libraries"
+    build = run([cc, "-o", str(exe), str(HERE / "two_libraries.c"), f"-L{libdir}", f"-Wl,-rpath,{libdir}",
+                 "-lcuda", "-lcudart", "-lpthread"])
+    assert build.returncode == 0, build.stderr
+    for _ in range(5):
+        proc = run([str(exe)], env=fake_env())
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout.split() == ["0", "13000", "0", "0"], proc.stderr    # no registrations: count 0

@@ -7,6 +7,7 @@ Each case runs in a child python with a timeout."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -190,3 +191,16 @@ assert bridge.module_name("cudart") == "gpudbg.cuda_runtime.exports" or os.envir
 print("ok")
 """, env={k: v for k, v in fake_env().items() if k != "GPUDBG_NATIVE_IMPL_CUDART"})
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr
+
+
+def test_cuda_bindings_finds_and_uses_the_drop_in_driver(libdir: Path) -> None:
+    pytest.importorskip("cuda.bindings.driver")
+    code = """
+from cuda.bindings import driver
+print(driver.cuInit(0)[0].value, *(int(x) for x in driver.cuDriverGetVersion()))
+print(driver.cuStreamCreate(0)[0].value)
+"""
+    env = fake_env(LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(libdir), os.environ.get("LD_LIBRARY_PATH")])))
+    proc = run_python(code, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["0", "0", "13000", "801"]

@@ -119,7 +119,7 @@ def generate(lib: str, header: str, table: list[Export],
         out += [f'  {{"{n}", {v}, {1 if k else 0}, {index[s]}}},' for n, v, k, s in rows]
         out.append("};")
     names = "\n".join(f"    {e.name};" for e in table)
-    extra = "    gpudbg_native_missing;\n"
+    extra = "    gpudbg_native_missing;\n    gpudbg_native_start_python;\n"
     if lib == "cudart":
         vs = f"libcudart.so.13 {{\n  global:\n{names}\n{extra}  local: *;\n}};\n"
     else:

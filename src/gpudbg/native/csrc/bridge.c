@@ -15,7 +15,8 @@
  *   recorded here and replayed at the first real call. The fatbin handle the
  *   program holds is a cell of ours; Python's own handle is stored in it and
  *   substituted whenever the program passes the cell back.
- * - The embedded interpreter is started with PyConfig (argv[0] = the build-time
+ * - The embedded interpreter is started (once per process, whichever library
+ *   asks first: gpudbg_native_start_python) with PyConfig (argv[0] = the build-time
  *   python executable, so a virtualenv's site-packages are found; GPUDBG_PYTHON
  *   overrides it), then the GIL is released; every call takes it with
  *   PyGILState_Ensure.
@@ -26,6 +27,9 @@
  * - Unimplemented: 801; an exception: its traceback once per export, then 999;
  *   no interpreter could be started: 3. Functions not returning an error code
  *   return 0 / NULL in all of these cases.
+ * Environment: GPUDBG_PYTHON (python executable), GPUDBG_LIBPYTHON (its
+ * shared library), GPUDBG_NATIVE_TRACE=1 (print each call's name on stderr),
+ * GPUDBG_NATIVE_IMPL_CUDA / _CUDART (read by bridge.py).
  * It does not: finalize an embedded interpreter, or know anything about CUDA.
  */
 #define _GNU_SOURCE
@@ -164,15 +168,22 @@ static void exit_hook(void) {
     /* The process is exiting. An embedded interpreter is never finalized: from
      * here on every entry point answers 4; Python's own atexit functions still
      * run once (by the library that started it). */
+    static int ran;
     __atomic_store_n(&going_away, 1, __ATOMIC_RELEASE);
-    if (embedded && exit_fn) {
+    if (embedded && !__atomic_exchange_n(&ran, 1, __ATOMIC_ACQ_REL)) {
         int g = py.PyGILState_Ensure();
-        PyObject *r = py.PyObject_CallObject(exit_fn, NULL);
-        if (r) py.Py_DecRef(r); else py.PyErr_Clear();
+        PyObject *m = py.PyImport_ImportModule("gpudbg.native.bridge");
+        PyObject *f = m ? py.PyObject_GetAttrString(m, "at_exit") : NULL;
+        PyObject *r = f ? py.PyObject_CallObject(f, NULL) : NULL;
+        if (!r) py.PyErr_Clear();
+        if (r) py.Py_DecRef(r);
+        if (f) py.Py_DecRef(f);
+        if (m) py.Py_DecRef(m);
         py.PyGILState_Release(g);
     }
 }
 
+/* Loads (unless h is given) and initializes libpython; returns with the GIL released. */
 static int start_embedded(void *h) {
     const char *lib = getenv("GPUDBG_LIBPYTHON");
     if (!h) {
@@ -190,7 +201,7 @@ static int start_embedded(void *h) {
     static _Alignas(64) unsigned char config[16384];     /* larger than any PyConfig */
     memset(config, 0, sizeof config);
     py.PyConfig_InitPythonConfig(config);
-    char *argv[1] = {(char *)exe};
+    char *argv[1] = {(char *)exe};                      /* argv[0] -> program name -> venv */
     PyStatus st = {0};
     if (*exe) st = py.PyConfig_SetBytesArgv(config, 1, argv);
     struct sigaction old[3];
@@ -204,9 +215,21 @@ static int start_embedded(void *h) {
         return 0;
     }
     embedded = 1;
-    setup_bridge();                 /* we hold the GIL here */
     py.PyEval_SaveThread();
+    atexit(exit_hook);
     return 1;
+}
+
+/* Makes sure an interpreter runs in the process, starting one if needed. One
+ * lock for the whole process: each gpudbg library calls the copy of this
+ * function that dlsym finds first, so libcuda and libcudart never both start one. */
+GD_API int gpudbg_native_start_python(void) {
+    static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&start_lock);
+    int (*isinit)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
+    int ok = (isinit && isinit()) || start_embedded(isinit ? RTLD_DEFAULT : NULL);
+    pthread_mutex_unlock(&start_lock);
+    return ok;
 }
 
 static int ensure_python(void) {
@@ -214,10 +237,9 @@ static int ensure_python(void) {
     if (s != NOT_STARTED) return s == READY;
     pthread_mutex_lock(&lock);
     if (state == NOT_STARTED) {
-        int (*isinit)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsInitialized");
-        int ok;
-        if (isinit && isinit()) ok = resolve(RTLD_DEFAULT);
-        else ok = start_embedded(isinit ? RTLD_DEFAULT : NULL);
+        int (*start)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "gpudbg_native_start_python");
+        int ok = (start ? start : gpudbg_native_start_python)();
+        if (ok && !embedded) ok = resolve(RTLD_DEFAULT);
         if (ok) atexit(exit_hook);  /* also when another library (or python) started it */
         __atomic_store_n(&state, ok ? READY : FAILED, __ATOMIC_RELEASE);
     }
