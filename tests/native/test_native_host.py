@@ -6,6 +6,8 @@ by-value dim3 and struct returns cross correctly, and calls from an atexit
 handler and an ELF destructor answer 4 at exit without crashing."""
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,26 @@ def test_first_calls_into_both_libraries_at_once(libdir: Path, cc: str, tmp_path
         proc = run([str(exe)], env=fake_env())
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert proc.stdout.split() == ["0", "13000", "0", "0"], proc.stderr    # no registrations: count 0
+
+
+def test_a_real_nvcc_program(libdir: Path, tmp_path: Path) -> None:
+    nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
+    if not nvcc:
+        pytest.skip("no nvcc")
+    exe = tmp_path / "nvcc_program"
+    build = run([nvcc, "-cudart", "shared", "-o", str(exe), str(HERE / "nvcc_program.cu")])
+    if build.returncode != 0:
+        pytest.skip(f"nvcc cannot build here: {build.stderr[-500:]}")
+    env = fake_env(GPUDBG_NATIVE_IMPL_CUDART="native_fake_nvcc_runtime",
+                   LD_LIBRARY_PATH=os.pathsep.join(filter(None, [str(libdir), os.environ.get("LD_LIBRARY_PATH")])))
+    proc = run([str(exe)], env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines() == [
+        "fatbin 0x466243b1",
+        "function 0x77 _Z3addPii",
+        "end 0x77",
+        "count 0 3",
+        "malloc 801",
+        "launch 0x99 grid (2, 3, 4) block (16, 1, 1) shmem 32 n 16",
+        "done",
+    ]
