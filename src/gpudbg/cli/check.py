@@ -51,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--devcoredump", metavar="DIR",
                         help="write a GPU devcoredump into DIR when a kernel faults or hangs "
                              "(as GPUDBG_DEVCOREDUMP_DIR)")
-    parser.add_argument("program", help="the Python host program to check")
+    parser.add_argument("program", help="the host program to check: a Python script (gpudbg's API, "
+                                        "numba-cuda, cuda-python) or a native CUDA executable")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
 
 
@@ -157,10 +158,10 @@ def _show(text: str) -> None:
 def _host_error_line(run: Any) -> str | None:
     if run.error is not None:
         what = type(run.error).__name__ + (f": {run.error}" if str(run.error) else "")
-        if run.faults:
+        if run.fault_count:
             return f"{PREFIX} Target application raised {what} (after the device fault above)"
         return f"{PREFIX} Target application raised {what}: a host (Python) error, not a device fault"
-    if run.status not in (0, 1) or (run.status == 1 and not run.faults):
+    if run.status not in (0, 1) or (run.status == 1 and not run.fault_count):
         return f"{PREFIX} Target application returned an error (exit status {run.status})"
     return None
 
@@ -186,9 +187,9 @@ def check_program(program: str, args: list[str], json_file: str | None = None) -
     line = _host_error_line(run)
     if line is not None:
         _show(line)
-    _show(summary_line(len(run.faults)))
+    _show(summary_line(run.fault_count))
     if json_file is not None:
-        write_json_atomically(json_file, [finding_dict(f, program) for f in run.faults])
+        write_json_atomically(json_file, [finding_dict(f, program) for f in run.faults] + run.findings)
     return run.status
 
 

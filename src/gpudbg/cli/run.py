@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--devcoredump", metavar="DIR",
                         help="write a GPU devcoredump into DIR when a kernel faults or hangs "
                              "(as GPUDBG_DEVCOREDUMP_DIR)")
-    parser.add_argument("program", help="the Python host program to run")
+    parser.add_argument("program", help="the host program to run: a Python script (gpudbg's API, "
+                                        "numba-cuda, cuda-python) or a native CUDA executable")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
 
 
@@ -96,6 +97,12 @@ class HostRun:
     status: int
     faults: list[DeviceFault] = field(default_factory=list)
     error: BaseException | None = None
+    # a native program's findings (JSON rows), already printed by the program's process
+    findings: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def fault_count(self) -> int:
+        return len(self.faults) + len(self.findings)
 
 
 def _device_of(report: Any) -> int | None:
@@ -157,10 +164,17 @@ def run_host(program: str, args: list[str], on_fault: Callable[[DeviceFault], No
     """Run `program` with `args` in this process; call `on_fault` for each
     device fault as it is found (the escaped one first, then sticky ones)."""
     from gpudbg.api.errors import KernelFaultError
+    from gpudbg.cli import native
 
     if not os.path.isfile(program):
         print(f"gpudbg {tool}: {program}: no such file", file=sys.stderr)
         return HostRun(2)
+    if native.is_native(program):
+        status, findings = native.run_native(program, args, tool)
+        return HostRun(FAULT_EXIT if findings else status, findings=findings)
+    problem = native.preload_driver()
+    if problem is not None:
+        print(f"gpudbg {tool}: {problem}", file=sys.stderr)
     log_start = _fault_log_length()
     saved_argv, saved_path = sys.argv, sys.path[:]
     sys.argv = [program, *args]
@@ -195,7 +209,7 @@ def run_host(program: str, args: list[str], on_fault: Callable[[DeviceFault], No
     return run
 
 
-def _print_fault(fault: DeviceFault) -> None:
+def print_fault(fault: DeviceFault) -> None:
     if fault.report is None and fault.origin is FaultOrigin.STICKY:
         _print_report(None, f"gpudbg: device {fault.device}: {fault.message}")
     else:
@@ -204,7 +218,7 @@ def _print_fault(fault: DeviceFault) -> None:
 
 def run_program(program: str, args: list[str]) -> int:
     """Run `program` with `args`; the exit status gpudbg should return."""
-    return run_host(program, args, _print_fault).status
+    return run_host(program, args, print_fault).status
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -35,9 +35,34 @@ def module_name(library: str) -> str:
     return os.environ.get(ENV[library]) or IMPLEMENTATIONS[library]
 
 
+STARTUP_ENV = "GPUDBG_NATIVE_STARTUP"
+_started = False
+
+
+def _run_startup_hook() -> None:
+    """Run the `module:function` named by GPUDBG_NATIVE_STARTUP once, before
+    the first implementation is used: how a tool that started this program
+    (gpudbg run/check) gets its hooks into the program's own process. The
+    variable is removed so the program's children do not inherit it."""
+    global _started
+    if _started:
+        return
+    _started = True
+    spec = os.environ.pop(STARTUP_ENV, "")
+    if not spec:
+        return
+    module, _, function = spec.partition(":")
+    try:
+        getattr(importlib.import_module(module), function or "main")()
+    except Exception:
+        print(f"gpudbg: the startup hook {spec!r} failed:", file=sys.stderr)
+        traceback.print_exc()
+
+
 def implementation(library: str) -> ModuleType | None:
     """The imported implementation module, or None when it does not exist
     (a module that exists but fails to import is reported once on stderr)."""
+    _run_startup_hook()
     if library not in _modules:
         name = module_name(library)
         try:

@@ -201,7 +201,7 @@ class Debugger:
             raise CommandError(NOT_RUNNING)
 
     def start(self) -> None:
-        from .inferior import Inferior
+        from .inferior import Inferior, UnsupportedProgram
         if not self.can_execute:
             raise CommandError("The program is not being run: this is a GPU coredump, which cannot execute.")
         if self.inferior is not None and self.inferior.running:
@@ -210,7 +210,7 @@ class Debugger:
             raise CommandError('No executable file specified.\nUse the "file" or "exec-file" command.')
         try:
             inferior = Inferior(self.program, self.args)
-        except FileNotFoundError as e:
+        except (FileNotFoundError, UnsupportedProgram) as e:
             raise CommandError(str(e)) from None
         if self.inferior is not None:      # a second run: a fresh process, as gdb starts one
             self.session.new_process()

@@ -23,6 +23,10 @@ from dataclasses import dataclass
 from gpudbg.cli.run import exit_status, print_traceback
 
 
+class UnsupportedProgram(Exception):
+    """A program the debugger cannot run as its inferior."""
+
+
 @dataclass
 class Exit:
     status: int
@@ -38,6 +42,10 @@ class Inferior:
     def __init__(self, program: str, args: list[str]):
         if not os.path.isfile(program):
             raise FileNotFoundError(f"{program}: No such file or directory.")
+        from gpudbg.cli import native
+        if native.is_native(program):
+            raise UnsupportedProgram(f"{program} is a native executable: gpudbg debug runs Python host "
+                                     f"programs (gpudbg run and gpudbg check also run native ones)")
         self.program = program
         self.args = list(args)
         self.pid = os.getpid()
@@ -51,6 +59,10 @@ class Inferior:
         return self._thread
 
     def start(self) -> None:
+        from gpudbg.cli import native
+        problem = native.preload_driver()    # numba-cuda and cuda-python reach our libcuda.so.1
+        if problem is not None:
+            print(f"gpudbg debug: {problem}", file=sys.stderr)
         self._thread = threading.Thread(target=self._main, name="gpudbg-inferior", daemon=True)
         self._thread.start()
 
