@@ -1,12 +1,14 @@
-"""`gpudbg debug PROGRAM.py [args]`: cuda-gdb for a Python host program
-on the simulated GPU.
+"""`gpudbg debug PROGRAM [args]`: cuda-gdb for a Python host program or a
+native (nvcc-built, `-cudart shared`) executable on the simulated GPU.
 
 gdb's command line: `-ex CMD` (repeatable) runs commands first, `-x FILE`
 runs a command file, `--batch` exits after them (killing a program still
 stopped) instead of entering the `(cuda-gdb) ` prompt. The program is not
 started until `run`, so breakpoints can be set before its kernels exist.
 The whole debugger is in gpudbg.cli.debugger; this module only wires the
-command line to it.
+command line to it. A native executable is debugged from inside its own
+process: gpudbg replaces itself with the program, whose embedded gpudbg
+runs the debugger (gpudbg.cli.debugger.native_inferior).
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import sys
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_session_arguments(parser)
-    parser.add_argument("program", help="the Python host program to debug")
+    parser.add_argument("program", help="the Python host program or native executable to debug")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
 
 
@@ -74,6 +76,15 @@ def execute(args: argparse.Namespace) -> int:
     if not os.path.isfile(args.program):
         print(f"gpudbg debug: {args.program}: No such file or directory.", file=sys.stderr)
         return 2
+    from gpudbg.cli import native
+    if native.is_native(args.program):
+        from gpudbg.cli.debugger.native_inferior import exec_native
+        try:
+            lines = command_lines(args)
+        except SystemExit as e:
+            print(e.code, file=sys.stderr)
+            return 2
+        return exec_native(args, lines)
     dbg = Debugger(args.program, list(args.args))
     dbg.open()
     return drive(dbg, args)

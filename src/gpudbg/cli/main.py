@@ -19,7 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
                                   "compute-sanitizer style; exit 1 on any"),
     "dump": ("gpudbg.cli.dump", "read GPU devcoredumps (drm/msm format): `dump show FILE`"),
     "debug": ("gpudbg.cli.debug", "debug a host program's kernels, cuda-gdb style: "
-                                  "`debug [--batch] [-ex CMD]... PROGRAM.py [args]`"),
+                                  "`debug [--batch] [-ex CMD]... PROGRAM [args]`"),
     "core": ("gpudbg.cli.core", "open a GPU coredump in the debugger: `core FILE`"),
 }
 

@@ -15,7 +15,7 @@ them in the tool's format and writes them as JSON for the parent, which
 adds the verdict (exit status, ERROR SUMMARY) and the --json file. The
 parent forwards Ctrl-C to the child and reports a child killed by a signal.
 
-It does not debug native programs (`gpudbg debug` runs Python programs).
+`gpudbg debug` of a native program is gpudbg.cli.debugger.native_inferior.
 """
 from __future__ import annotations
 

@@ -59,6 +59,9 @@ class Debugger:
         self.kernels = KernelTable()
         self.focus: Focus | None = None
         self.inferior: Any = None
+        self.make_inferior: Callable[[str, list[str]], Any] | None = None   # default: Inferior
+        self._interrupt = threading.Event()
+        self._waiting = False
         self.break_on_launch = False
         self.api_mode = ApiFailureMode.IGNORE
         self._api_queue: "queue.Queue[ApiFailure]" = queue.Queue()
@@ -209,7 +212,7 @@ class Debugger:
         if not self.program:
             raise CommandError('No executable file specified.\nUse the "file" or "exec-file" command.')
         try:
-            inferior = Inferior(self.program, self.args)
+            inferior = (self.make_inferior or Inferior)(self.program, self.args)
         except (FileNotFoundError, UnsupportedProgram) as e:
             raise CommandError(str(e)) from None
         if self.inferior is not None:      # a second run: a fresh process, as gdb starts one
@@ -234,11 +237,31 @@ class Debugger:
                     self.session.resume(dev)
         self.wait()
 
+    def interrupt(self) -> bool:
+        """Ctrl-C seen by another thread (a native program's signal
+        watcher): `wait` suspends the devices at its next poll, as for a
+        KeyboardInterrupt. False when no wait is in progress."""
+        if not self._waiting:
+            return False
+        self._interrupt.set()
+        return True
+
     def wait(self) -> None:
         """Block until the next stop or the program's end, and report it."""
+        self._interrupt.clear()
+        self._waiting = True
+        try:
+            self._wait()
+        finally:
+            self._waiting = False
+
+    def _wait(self) -> None:
         s = self.session
         while True:
             try:
+                if self._interrupt.is_set():
+                    self._interrupt.clear()
+                    raise KeyboardInterrupt
                 ev = s.next_event(timeout=POLL)
             except KeyboardInterrupt:
                 for dev in self.devices():
@@ -318,6 +341,9 @@ class Debugger:
         inf = self.inferior
         if inf is None or not inf.running:
             raise CommandError(NOT_RUNNING)
+        end_process = getattr(inf, "end_process", None)
+        if end_process is not None:      # a native program is this very process: it ends here
+            end_process(quiet)
         inf.killed = True
         self._api_release.set()
         self.api_stopped = None

@@ -24,12 +24,14 @@ NEXTI_LIMIT = 1_000_000   # instructions `nexti` will step inside one call
 
 def register(dbg: Any) -> None:
     add = dbg.add
-    add(Command("run", lambda rest: _run(dbg, rest), "start the program (arguments replace the previous ones)",
+    add(Command("run", lambda rest: _run(dbg, rest), "start the program (arguments replace the previous ones; a native program runs once, with the arguments "
+                "gpudbg debug was given)",
                 aliases=("r",)))
     add(Command("continue", lambda rest: _continue(dbg, rest), "resume the program until the next stop",
                 aliases=("c", "cont", "fg"), repeatable=True))
-    add(Command("kill", lambda rest: _kill(dbg), "kill the running program", aliases=("k",)))
-    add(Command("quit", lambda rest: _quit(dbg), "leave the debugger (killing the program)",
+    add(Command("kill", lambda rest: _kill(dbg), "kill the running program (a native program: gpudbg ends with it)",
+                aliases=("k",)))
+    add(Command("quit", lambda rest: _quit(dbg), "leave the debugger (killing the program; a native program ends with it)",
                 aliases=("q", "exit")))
     add(Command("step", lambda rest: _step_line(dbg, rest, over=False),
                 "step the focused warp to the next source line, into calls", aliases=("s",), repeatable=True))
