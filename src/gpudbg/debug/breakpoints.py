@@ -123,14 +123,57 @@ def resolve_one(bp: Breakpoint, programs: list[Any], lines_of: Callable[[Any], A
 def functions_named(prog: Any, name: str) -> list[str]:
     """The functions of a program that `break name` means: the PTX name
     itself, else every C++ function whose Itanium-mangled name is `name`
-    with any parameter list (`helper` -> `_Z6helperi`, `_Z6helperf`)."""
+    with any parameter list (`helper` -> `_Z6helperi`, `_Z6helperf`), or
+    whose qualified name is `name` or ends in `::name` (gdb's wild match:
+    `body` and `__main__::body` both mean Numba's `_ZN8__main__4bodyB2v1...`,
+    but not its `..._ZN8__main__4bodyB2v1...Ei__exc_helper__`)."""
     def has_code(f: str) -> bool:
         info = prog.functions[f]
         return info.builtin is None and info.end_pc > info.entry_pc
     if name in prog.functions:
         return [name] if has_code(name) else []
-    prefix = f"_Z{len(name)}{name}"
-    return [f for f in prog.functions if f.startswith(prefix) and has_code(f)]
+    found = [f for f in prog.functions if names_function(f, name) and has_code(f)]
+    # A mangled name plus "__suffix" is no C++ overload (no type encoding
+    # starts with "_") but a compiler-made companion: Numba's `__exc_helper__`.
+    return [f for f in found if not any(f != g and f.startswith(g + "__") for g in found)]
+
+
+def names_function(linkage: str, name: str) -> bool:
+    """Whether `break name` means the function whose PTX name is `linkage`."""
+    qualified = qualified_name(linkage)
+    return qualified is not None and (qualified == name or qualified.endswith("::" + name))
+
+
+def qualified_name(linkage: str) -> str | None:
+    """The C++ name (no parameters, templates or ABI tags) of an Itanium-
+    mangled `linkage`: `_Z6helperi` -> `helper`, `_ZN2ns6kernelEPf` ->
+    `ns::kernel`, Numba's `_ZN8__main__4bodyB2v1B...E5ArrayIiLi1E...` ->
+    `__main__::body`; None for a name that is not mangled this way."""
+    if not linkage.startswith("_Z"):
+        return None
+    i, nested = 2, linkage.startswith("_ZN")
+    if nested:
+        i = 3
+        while i < len(linkage) and linkage[i] in "rVKRO":    # cv- and ref-qualifiers of a method
+            i += 1
+    parts: list[str] = []
+    while i < len(linkage):
+        tag = linkage[i] == "B"                 # an ABI tag: B<length><tag>, not part of the name
+        j = i + 1 if tag else i
+        k = j
+        while k < len(linkage) and linkage[k].isdigit():
+            k += 1
+        if k == j:
+            break
+        n = int(linkage[j:k])
+        if n == 0 or k + n > len(linkage):
+            return None
+        if not tag:
+            parts.append(linkage[k:k + n])
+        i = k + n
+        if not nested and not (i < len(linkage) and linkage[i] == "B"):
+            break
+    return "::".join(parts) if parts else None
 
 
 def matching_lanes(bps: list[Breakpoint], lanes: LaneCoords) -> tuple[np.ndarray, list[Breakpoint]]:

@@ -127,7 +127,7 @@ def set_breakpoint(dbg: Any, rest: str, temporary: bool) -> None:
         if file is None:
             raise CommandError("No default source file; use FILE:LINE.")
         bp = s.break_at_line(file, int(location), condition=cond, temporary=temporary)
-    elif re.fullmatch(r"[A-Za-z_$][\w$.]*", location):
+    elif re.fullmatch(r"[A-Za-z_$][\w$.]*(?:::[A-Za-z_$][\w$.]*)*", location):
         bp = s.break_at_kernel(ptx_function_name(dbg, location), condition=cond, temporary=temporary)
     else:
         raise CommandError(f'Function "{location}" not defined.')
@@ -140,16 +140,11 @@ def set_breakpoint(dbg: Any, rest: str, temporary: bool) -> None:
     print(announce(dbg, bp))
 
 
-_MANGLED = re.compile(r"_Z(\d+)")
-
-
 def source_name(linkage: str) -> str:
-    """`_Z6helperi` -> `helper` (the Itanium length-prefixed name)."""
-    m = _MANGLED.match(linkage)
-    if m is None:
-        return linkage
-    n = int(m.group(1))
-    return linkage[m.end():m.end() + n]
+    """`_Z6helperi` -> `helper`, `_ZN8__main__4bodyB2v1...` -> `__main__::body`
+    (the Itanium-mangled name's qualified name; others as they are)."""
+    from gpudbg.debug.breakpoints import qualified_name
+    return qualified_name(linkage) or linkage
 
 
 def ptx_function_name(dbg: Any, name: str) -> str:
@@ -157,13 +152,13 @@ def ptx_function_name(dbg: Any, name: str) -> str:
     module has it, else the one function whose C++ name it is. A name no
     loaded module knows stays as given (pending until a module has it)."""
     s = dbg.session
+    from gpudbg.debug.breakpoints import functions_named
     candidates = set()
     for dev in dbg.devices():
         for program in safe(s.backend.programs, dev, default=[]):
             if name in program.functions:
                 return name
-            candidates |= {f for f, info in program.functions.items()
-                           if info.builtin is None and source_name(f) == name}
+            candidates |= set(functions_named(program, name))
     if len(candidates) > 1:
         raise CommandError(f'Function "{name}" is ambiguous: {", ".join(sorted(candidates))}.')
     return candidates.pop() if candidates else name
@@ -253,7 +248,7 @@ def info_breakpoints(dbg: Any) -> str:
             addr = f"0x{a:016x}"
             fn = safe(dbg.session.function_at, 0, a)
             where = source_of(dbg.session, 0, a)
-            what = (f"in {fn[0]} " if fn else "") + (f"at {where[0]}:{where[1]}" if where else "")
+            what = (f"in {source_name(fn[0])} " if fn else "") + (f"at {where[0]}:{where[1]}" if where else "")
         lines.append(f"{b.id:<7} {'breakpoint':<14} {disp} {enb}   {addr} {what}".rstrip())
         cond = dbg.conditions.get(b.id)
         if cond:

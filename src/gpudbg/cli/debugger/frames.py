@@ -131,7 +131,8 @@ def ptx_kernel_args(session: Any, dev: int, grid: Any) -> list[tuple[str, str]]:
         off += size
         if len(raw) < size:
             break
-        out.append((p.name, _ptx_text(p, t, raw, count)))
+        name = p.name[len(grid.kernel) + 1:] if p.name.startswith(grid.kernel + "_param_") else p.name
+        out.append((name, _ptx_text(p, t, raw, count)))
     return out
 
 

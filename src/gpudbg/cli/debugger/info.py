@@ -211,7 +211,8 @@ def invocation(dbg: Any, grid: Any) -> str:
         names = [p.name for p in sp.parameters] if sp is not None else []
         if len(names) == len(args):
             args = [(n, v) for n, (_, v) in zip(names, args)]
-    return f"{grid.kernel}({', '.join(f'{n}={v}' for n, v in args)})"
+    from .breakpoints import source_name
+    return f"{source_name(grid.kernel)}({', '.join(f'{n}={v}' for n, v in args)})"
 
 
 def _grids(dbg: Any) -> list[Any]:
