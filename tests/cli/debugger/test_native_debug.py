@@ -145,7 +145,7 @@ def test_break_on_cu_lines_and_print_locals_of_a_G_program(scale):
     status, out, err = gdb(scale, f"break scale.cu:{store}", "run", "info cuda kernels", "p i", "p scaled",
                            "info locals", "continue", "info breakpoints")
     assert f"Breakpoint 1 (scale.cu:{store}) pending." in out
-    assert re.search(r'hit Breakpoint 1, scale<<<\(2,1,1\),\(32,1,1\)>>> \(out=.*factor=3, n=64\) at '
+    assert re.search(r'Thread 1 "scale" hit Breakpoint 1, scale<<<\(2,1,1\),\(32,1,1\)>>> \(out=.*factor=3, n=64\) at '
                      rf'\S*scale\.cu:{store}', out), out + err
     assert re.search(r"^\*\s+0\s+-\s+0\s+\d+\s+Active .*scale\(out=0x[0-9a-f]+, factor=3, n=64\)$", out, re.M)
     assert "$1 = 0" in out and "$2 = 1" in out and "i = 0\nscaled = 1" in out
@@ -163,3 +163,34 @@ def test_kill_at_a_breakpoint_ends_the_process(scale):
     assert re.search(r"\[Inferior 1 \(process \d+\) killed\]", out)
     assert "PASSED" not in out and "Num     Type" not in out     # the process ended at kill
     assert status == 128 + signal.SIGKILL
+
+
+@needs_nvcc
+@pytest.mark.skipif(not _has_runtime(), reason="gpudbg.cuda_runtime.exports (the libcudart layer) is not there yet")
+def test_ctrl_c_interrupts_a_running_kernel(tmp_path):
+    spin = tmp_path / "spin"
+    subprocess.run([NVCC, "-G", "-cudart", "shared", "-gencode", "arch=compute_80,code=compute_80",
+                    "-o", str(spin), str(PROGRAMS / "spin.cu")], check=True, capture_output=True, timeout=300)
+    p = subprocess.Popen([sys.executable, "-m", "gpudbg", "debug", str(spin)], cwd=tmp_path,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        seen, deadline = b"", time.monotonic() + 60
+        while b"(cuda-gdb) " not in seen and time.monotonic() < deadline:
+            seen += os.read(p.stdout.fileno(), 4096) or b"!"
+        p.stdin.write(b"run\n")
+        p.stdin.flush()
+        while b"Starting program" not in seen and time.monotonic() < deadline:
+            seen += os.read(p.stdout.fileno(), 4096) or b"!"
+        time.sleep(1.5)                       # the kernel is spinning by now
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(b"info cuda kernels\nkill\n", timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    text = (seen + out).decode()
+    assert 'Thread 1 "spin" received signal SIGINT, Interrupt.' in text, text + err.decode()
+    assert re.search(r"in spin<<<\(1,1,1\),\(32,1,1\)>>> \(flag=\(volatile int \*\) 0x[0-9a-f]+\) at "
+                     rf"\S*spin\.cu:{line_of(PROGRAMS / 'spin.cu', '// SPIN')}", text)
+    assert re.search(r"^\*\s+0 .* Active .*spin\(flag=0x[0-9a-f]+\)$", text, re.M)
+    assert re.search(r"\[Inferior 1 \(process \d+\) killed\]", text) and "synchronize" not in text
+    assert p.returncode == 128 + signal.SIGKILL

@@ -59,6 +59,7 @@ class Debugger:
         self.kernels = KernelTable()
         self.focus: Focus | None = None
         self.inferior: Any = None
+        self.thread_name = THREAD_NAME     # gdb names the host thread after the process (comm)
         self.make_inferior: Callable[[str, list[str]], Any] | None = None   # default: Inferior
         self._interrupt = threading.Event()
         self._waiting = False
@@ -333,7 +334,7 @@ class Debugger:
     def _report_api_stop(self, failure: ApiFailure) -> None:
         self.api_stopped = failure
         print(failure.describe())
-        print(f'\nThread 1 "{THREAD_NAME}" stopped: a host API call failed '
+        print(f'\nThread 1 "{self.thread_name}" stopped: a host API call failed '
               f"(set cuda api_failures stop).")
 
     # ------------------------------------------------------------ kill

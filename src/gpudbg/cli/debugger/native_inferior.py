@@ -142,6 +142,7 @@ class NativeControl:
         self.inferior: NativeInferior | None = None
         self.dbg = Debugger(self.program, self.args)
         self.dbg.make_inferior = self._make_inferior
+        self.dbg.thread_name = os.path.basename(self.program)[:15]    # the process's comm, as gdb shows it
         self._exit_hook: Any = None
 
     def _make_inferior(self, program: str, args: list[str]) -> NativeInferior:

@@ -18,7 +18,6 @@ from gpudbg.sim.faults import EXCEPTION_TITLES, CUDBGException
 from .focus import LaneSite
 from .frames import safe, source_of
 
-THREAD = 'Thread 1 "python"'
 
 
 def _site_for(dbg: Any, ev: Any) -> LaneSite | None:
@@ -54,6 +53,12 @@ def _exception_kind(ev: Any, dbg: Any, site: LaneSite | None) -> CUDBGException 
     return kind
 
 
+def thread(dbg: Any) -> str:
+    """gdb's name of the host thread: `Thread 1 "python"` (a native
+    program: its own name)."""
+    return f'Thread 1 "{getattr(dbg, "thread_name", "python")}"'
+
+
 def report_stop(dbg: Any, ev: Any) -> None:
     from gpudbg.debug.backend import StopReason
     site = _site_for(dbg, ev)
@@ -68,9 +73,9 @@ def report_stop(dbg: Any, ev: Any) -> None:
         return
     print()
     if reason is StopReason.SUSPENDED:
-        print(f"{THREAD} received signal SIGINT, Interrupt.")
+        print(f"{thread(dbg)} received signal SIGINT, Interrupt.")
     else:
-        print(f"{THREAD} stopped: every runnable thread is held.")
+        print(f"{thread(dbg)} stopped: every runnable thread is held.")
     if dbg.focus is not None:
         dbg.print_location(full=True, with_address=True)
 
@@ -84,12 +89,12 @@ def _report_breakpoint(dbg: Any, ev: Any) -> None:
         dbg.condition_errors.clear()
     print()
     if dbg.focus is None:
-        print(f"{THREAD} hit a breakpoint, but no lane of it is resident any more.")
+        print(f"{thread(dbg)} hit a breakpoint, but no lane of it is resident any more.")
         return
     if user:
         bp = dbg.user_breakpoints[user[0]]
         label = "Temporary breakpoint" if bp.temporary else "Breakpoint"
-        print(f"{THREAD} hit {label} {user[0]}, ", end="")
+        print(f"{thread(dbg)} hit {label} {user[0]}, ", end="")
     dbg.print_location(full=True)
     live = {b.id for b in s.breakpoints()}
     for i in user:       # the Session removes a temporary breakpoint when it is hit
@@ -113,7 +118,7 @@ def _report_exception(dbg: Any, ev: Any, site: LaneSite | None) -> None:
     for line in _fault_details(dbg, ev, site):
         print(line)
     number = int(kind) if kind is not None else 0
-    print(f"\n{THREAD} received signal CUDA_EXCEPTION_{number}, {title}.")
+    print(f"\n{thread(dbg)} received signal CUDA_EXCEPTION_{number}, {title}.")
     if site is not None:
         dbg.set_focus(site)
         dbg.print_location(full=True, with_address=True)
