@@ -182,11 +182,12 @@ def cudaDeviceGetAttribute(value: int, attr: int, device: int) -> None:
 
 @export
 def cudaChooseDevice(device: int, prop: int) -> None:
-    """The device best matching the fields mcChooseDevice compares."""
+    """The device best matching the nonzero fields of `prop` among those
+    mcChooseDevice compares (CUDA 13's struct has no clock rates)."""
     need(device, "device")
     wanted = cabi.struct_at(need(prop, "prop"), cudaDeviceProp, "prop")
     from gpudbg.runtime.api.device import CHOOSE_FIELDS
-    fields = {f: int(getattr(wanted, f)) for f in CHOOSE_FIELDS}
+    fields = {f: int(getattr(wanted, f)) for f in CHOOSE_FIELDS if hasattr(wanted, f)}  # CUDA 13 dropped some
     cabi.store(device, "i32", call(mc.mcChooseDevice, {f: v for f, v in fields.items() if v}))
 
 
