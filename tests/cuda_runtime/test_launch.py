@@ -5,7 +5,6 @@ import ctypes
 import struct
 
 import numpy as np
-import pytest
 
 from gpudbg.cuda_runtime import exports as rt
 from rt_helpers import Args, Program, addr, check, dim3, malloc, out_u64
