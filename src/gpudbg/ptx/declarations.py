@@ -38,6 +38,7 @@ class VarOptions(NamedTuple):
     vector: int | None
     ptr_space: str | None
     ptr_align: int | None
+    attributes: tuple[str, ...] = ()
 
 
 def loc_of(cur: Cursor, tok: Token) -> ir.SourceLoc:
@@ -45,20 +46,26 @@ def loc_of(cur: Cursor, tok: Token) -> ir.SourceLoc:
     return ir.SourceLoc(cur.src.filename, line, col)
 
 
-def skip_attribute(cur: Cursor) -> None:
-    """`.attribute(.managed)` / `.attribute(.unified(...))`: balanced skip."""
+def read_attribute(cur: Cursor) -> tuple[str, ...]:
+    """`.attribute(.managed)` / `.attribute(.unified(...))`: the attribute
+    names at the outer level (managed, unified); their arguments are skipped."""
     cur.expect("(", "after .attribute")
     depth = 1
+    names = []
     while depth:
         tok = cur.next()
         if tok.kind is Tok.EOF:
             cur.fail("unterminated .attribute(...)", tok)
         if tok.kind is Tok.PUNCT:
             depth += {"(": 1, ")": -1}.get(tok.text, 0)
+        elif tok.kind is Tok.DIRECTIVE and depth == 1:
+            names.append(tok.text[1:])
+    return tuple(names)
 
 
 def var_options(cur: Cursor, what: str) -> VarOptions:
     typ = align = vector = ptr_space = ptr_align = None
+    attributes: tuple[str, ...] = ()
     while cur.peek().kind is Tok.DIRECTIVE:
         tok = cur.next()
         name = tok.text[1:]
@@ -67,7 +74,7 @@ def var_options(cur: Cursor, what: str) -> VarOptions:
         elif name in ("v2", "v4", "v8"):
             vector = int(name[1:])
         elif name == "attribute":
-            skip_attribute(cur)
+            attributes += read_attribute(cur)
         elif name == "ptr":
             if cur.peek().kind is Tok.DIRECTIVE and cur.peek().text[1:] in SPACES:
                 ptr_space = cur.next().text[1:]
@@ -81,7 +88,7 @@ def var_options(cur: Cursor, what: str) -> VarOptions:
             raise cur.error_at(tok, f"unexpected {tok.text} in {what}")
     if typ is None:
         cur.fail(f"expected a type in {what}")
-    return VarOptions(typ, align, vector, ptr_space, ptr_align)
+    return VarOptions(typ, align, vector, ptr_space, ptr_align, attributes)
 
 
 def decl_name(cur: Cursor, what: str) -> Token:
@@ -115,7 +122,7 @@ def variable(cur: Cursor, space: str, linkage: str | None, start: Token,
         decl = ir.VariableDecl(
             name=name_tok.text, space=space, type=opts.type, loc=loc_of(cur, start),
             dims=dims(cur), align=opts.align, vector=opts.vector, linkage=linkage,
-            ptr_space=opts.ptr_space, ptr_align=opts.ptr_align)
+            ptr_space=opts.ptr_space, ptr_align=opts.ptr_align, attributes=opts.attributes)
         if not single and cur.accept("="):
             decl.initializer = ir.Initializer(initializer(cur, uses))
         decls.append(decl)

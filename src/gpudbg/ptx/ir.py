@@ -234,6 +234,12 @@ class VariableDecl:
     ptr_space: str | None = None  # .ptr.global etc. on kernel params
     ptr_align: int | None = None
     display_name: str | None = None
+    attributes: tuple[str, ...] = ()    # .attribute(.managed) -> ("managed",)
+
+    @property
+    def managed(self) -> bool:
+        """A __managed__ variable: one address for host and device."""
+        return "managed" in self.attributes
 
     @property
     def element_count(self) -> int | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from . import ir
 from .body import PERF_DIRECTIVES, BodyParser, perf_directive, pragma_strings
 from .debug_sections import section
-from .declarations import SPACES, SymbolUse, loc_of, param_list, skip_attribute, variable
+from .declarations import SPACES, SymbolUse, loc_of, param_list, read_attribute, variable
 from .errors import PTXParseError
 from .lexer import Cursor, SourceText, Tok, Token, tokenize
 from .literals import int_literal, small_int
@@ -158,7 +158,7 @@ class ModuleBuilder:
         cur = self.cur
         while cur.at(".attribute"):
             cur.next()
-            skip_attribute(cur)
+            read_attribute(cur)      # function attributes change nothing here
         returns: list[ir.VariableDecl] = []
         if cur.at("("):
             if kind == "entry":

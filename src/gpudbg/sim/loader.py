@@ -82,7 +82,8 @@ def load_module(gpu, module: ir.Module) -> LoadedModule:
             if v.space not in ("global", "const") or v.linkage == "extern":
                 continue
             size = _var_bytes(v)
-            kind = AllocationKind.MODULE_CONST if v.space == "const" else AllocationKind.MODULE_GLOBAL
+            kind = (AllocationKind.MODULE_CONST if v.space == "const"
+                    else AllocationKind.MANAGED if v.managed else AllocationKind.MODULE_GLOBAL)
             a = mem.alloc(max(size, 1), kind=kind, align=max(v.align or 1, 256), label=f"{v.space} {v.name}")
             allocations.append(a)
             symbols[v.name] = a.base
