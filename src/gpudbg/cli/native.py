@@ -54,16 +54,30 @@ _preloaded: list[Any] = []
 
 
 def preload_driver() -> str | None:
-    """Load gpudbg's libcuda.so.1 into this process with RTLD_GLOBAL, so a
-    Python program's own dlopen of the driver finds it; the problem as a
-    sentence when the library cannot be had (gpudbg's API works without)."""
+    """Load gpudbg's libcuda.so.1 and libnvJitLink.so.13 into this process
+    with RTLD_GLOBAL, so a Python program's own dlopen of the driver finds
+    ours, and cuda-pathfinder (which takes an already-loaded soname before
+    any wheel) finds our nvJitLink without nvJitLinkVersion: numba then
+    compiles without LTO and cuda.core links PTX through our driver's
+    cuLink*. The problem as a sentence when a library cannot be had
+    (gpudbg's API works without)."""
     if _preloaded:
         return None
+    import warnings
     try:
-        lib = library_dir() / "libcuda.so.1"
-        _preloaded.append(ctypes.CDLL(str(lib), mode=ctypes.RTLD_GLOBAL))
+        libs = library_dir()
+        driver = ctypes.CDLL(str(libs / "libcuda.so.1"), mode=ctypes.RTLD_GLOBAL)
     except Exception as e:  # no C compiler, unwritable cache, ...
         return f"the drop-in libcuda.so.1 is not available ({e}); only gpudbg's own API will work"
+    _preloaded.append(driver)
+    try:
+        _preloaded.append(ctypes.CDLL(str(libs / "libnvJitLink.so.13"), mode=ctypes.RTLD_GLOBAL))
+    except OSError as e:
+        return (f"gpudbg's libnvJitLink.so.13 is not available ({e}); numba-cuda and cuda.core may "
+                f"link with NVIDIA's nvJitLink into SASS the simulator cannot run")
+    # cuda.core's advice for the nvJitLink we withhold on purpose ("too old,
+    # consider upgrading") would be wrong under gpudbg.
+    warnings.filterwarnings("ignore", message=r"libnvJitLink\.so\* is too old", category=RuntimeWarning)
     return None
 
 

@@ -1,5 +1,7 @@
-"""Builds the drop-in libraries libcuda.so.1 and libcudart.so.13 with the
-system C compiler (`cc`, or `$CC`) into gpudbg/native/lib/.
+"""Builds the drop-in libraries libcuda.so.1, libcudart.so.13 and
+libnvJitLink.so.13 (csrc/nvjitlink.c: no Python, it only makes clients use
+the driver linker) with the system C compiler (`cc`, or `$CC`) into
+gpudbg/native/lib/.
 
 The one idea: the C is already generated and committed (csrc/), so a build is
 two compiler runs of a few seconds, needing neither the CUDA toolkit nor
@@ -28,6 +30,7 @@ LIB = HERE / "lib"
 LIBRARIES = {
     "libcuda.so.1": (("gen_libcuda.c", "procaddr.c", "bridge.c"), "libcuda.map", "libcuda.so"),
     "libcudart.so.13": (("gen_libcudart.c", "bridge.c"), "libcudart.map", "libcudart.so"),
+    "libnvJitLink.so.13": (("nvjitlink.c",), "libnvjitlink.map", "libnvJitLink.so"),
 }
 
 
@@ -74,7 +77,7 @@ def _c_string(s: str) -> str:
 
 
 def build(out_dir: Path | str = LIB, *, verbose: bool = False) -> Path:
-    """Compile both libraries into out_dir (with the unversioned symlinks)."""
+    """Compile every library into out_dir (with the unversioned symlinks)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     cc = shlex.split(os.environ.get("CC") or "cc")
@@ -97,7 +100,7 @@ def build(out_dir: Path | str = LIB, *, verbose: bool = False) -> Path:
 
 
 def library_dir(rebuild_if_stale: bool = True) -> Path:
-    """The directory holding libcuda.so.1 and libcudart.so.13, rebuilt first if
+    """The directory holding the drop-in libraries, rebuilt first if
     a source is newer than a library, one is missing, or they were built for
     another interpreter (they embed the building python's path)."""
     if rebuild_if_stale and is_stale(LIB, sys.executable):
@@ -107,7 +110,7 @@ def library_dir(rebuild_if_stale: bool = True) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    ap = argparse.ArgumentParser(description="build libcuda.so.1 and libcudart.so.13")
+    ap = argparse.ArgumentParser(description="build " + ", ".join(LIBRARIES))
     ap.add_argument("--out", type=Path, default=LIB)
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args(argv)
