@@ -8,7 +8,9 @@ or starts a Python interpreter through dlsym and calls
 gpudbg.native.bridge.entry(library, name). Built with the system C compiler
 at install time (build.py, setup.py's hook); no CUDA toolkit and no libpython
 at build time. It does not implement CUDA: gpudbg.cuda_driver.exports and
-gpudbg.cuda_runtime.exports do.
+gpudbg.cuda_runtime.exports do. A third library, libnvJitLink.so.13
+(csrc/nvjitlink.c), exports no nvJitLink function on purpose: loaded first,
+it makes numba-cuda and cuda.core link PTX through the driver's cuLink*.
 
 Use: point a program at `library_dir()` (LD_LIBRARY_PATH, or load
 libcuda.so.1 from it with ctypes before cuda.bindings does).
