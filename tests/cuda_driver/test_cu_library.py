@@ -187,3 +187,19 @@ def test_kernel_works_in_a_second_context(ctx):
     check(CTX.cuCtxSynchronize())
     np.testing.assert_allclose(from_device(dy, y), 2.0 * x + y, rtol=1e-5, atol=1e-6)
     assert L.cuLaunchKernel(f0.value, 1, 1, 1, 128, 1, 1, 0, 0, p.addr, 0) == 400   # another context's function
+
+
+def test_arch_specific_jit_target(ctx):
+    """numba-cuda asks cuLinkCreate for CU_TARGET_COMPUTE_90A (0x10000 + 90)."""
+    codes = (ctypes.c_int * 1)(O.CU_JIT_TARGET)
+    for target, code in ((0x10000 + 90, 0), (0x20000 + 100, 209), (0x10000 + 91, 1)):
+        values = (ctypes.c_uint64 * 1)(target)
+        state = out_u64()
+        result = LNK.cuLinkCreate_v2(1, ctypes.addressof(codes), ctypes.addressof(values), state.addr)
+        if code == 1:
+            assert result == 1
+            continue
+        check(result)
+        data = ctypes.create_string_buffer(SAXPY_PTX.encode())
+        check(LNK.cuLinkAddData_v2(state.value, PTX_INPUT, ctypes.addressof(data), len(data), 0, 0, 0, 0))
+        assert LNK.cuLinkComplete(state.value, out_u64().addr, out_u64().addr) == code   # compute_100f > sm_90

@@ -27,6 +27,11 @@ from gpudbg.driver.types import CUjit_cacheMode, CUjit_fallback, CUjit_option, C
 # CUjit_target: CU_TARGET_COMPUTE_XX = XX
 JIT_TARGETS = frozenset({30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90,
                          100, 101, 103, 110, 120, 121})
+# arch-specific (CU_TARGET_COMPUTE_90A = 0x10000 + 90) and family (..._100F =
+# 0x20000 + 100) targets; `JitOptions.target` is their compute_XX number
+ACCELERATED_TARGET_BASE, FAMILY_TARGET_BASE = 0x10000, 0x20000
+JIT_TARGETS_ALL = JIT_TARGETS | {ACCELERATED_TARGET_BASE + t for t in (90, 100, 103, 110, 120, 121)} \
+    | {FAMILY_TARGET_BASE + t for t in (100, 103, 110, 120, 121)}
 
 O = CUjit_option
 _BOOL = {O.CU_JIT_GENERATE_DEBUG_INFO, O.CU_JIT_LOG_VERBOSE, O.CU_JIT_GENERATE_LINE_INFO, O.CU_JIT_NEW_SM3X_OPT,
@@ -90,7 +95,8 @@ class JitOptions:
 
     @property
     def target(self) -> int | None:
-        return self.values.get(O.CU_JIT_TARGET)
+        t = self.values.get(O.CU_JIT_TARGET)
+        return None if t is None else t & 0xFFFF
 
     @property
     def verbose(self) -> bool:
@@ -226,7 +232,7 @@ def _validate(opt: CUjit_option, v: Any) -> Any:
         lo, hi = limits[opt]
         if not lo <= x <= hi:
             raise EngineError(bad, f"{opt.name} must be in {lo}..{hi}, got {x}")
-    if opt is O.CU_JIT_TARGET and x not in JIT_TARGETS:
+    if opt is O.CU_JIT_TARGET and x not in JIT_TARGETS_ALL:
         raise EngineError(bad, f"CU_JIT_TARGET {x} is not a CUjit_target (compute_XX as XX: "
                                f"{', '.join(map(str, sorted(JIT_TARGETS)))})")
     if opt is O.CU_JIT_FALLBACK_STRATEGY:
