@@ -2,7 +2,6 @@ import ctypes
 import struct
 
 import numpy as np
-import pytest
 
 from cu_kernels import SAXPY_PTX, c_string, cstr, function, load_module
 from cudrv_helpers import check, out_i32, out_u32, out_u64
