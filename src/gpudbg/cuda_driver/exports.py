@@ -9,15 +9,10 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ("errors", "device", "context", "memory", "copies", "pointer", "module", "library", "linker",
-           "launch", "occupancy", "stream", "event")
+MODULES = ("errors", "device", "context", "memory", "mempool", "copies", "pointer", "module", "library",
+           "linker", "launch", "occupancy", "stream", "event")
 
 for _name in MODULES:
-    try:
-        _module = importlib.import_module(f"gpudbg.cuda_driver.{_name}")
-    except ModuleNotFoundError as _e:
-        if _e.name != f"gpudbg.cuda_driver.{_name}":
-            raise
-        continue
+    _module = importlib.import_module(f"gpudbg.cuda_driver.{_name}")
     for _export in getattr(_module, "__all__", ()):
         globals()[_export] = getattr(_module, _export)
