@@ -26,6 +26,7 @@ from gpudbg.cuda_driver.module import need
 from gpudbg.driver import callbacks, capture
 from gpudbg.driver import commands as C
 from gpudbg.driver.engine import get_engine
+from gpudbg.driver.memops import check_target
 from gpudbg.driver.event import check_event
 from gpudbg.driver.stream import NON_BLOCKING, StreamKind
 from gpudbg.sim.memory.spaces import AllocationKind
@@ -207,18 +208,7 @@ def cuStreamAttachMemAsync(hStream: int, dptr: int, length: int, flags: int) -> 
 
 # ------------------------------------------------------------------ stream memory operations
 def _target(ctx: Any, ptr: int, width: int) -> int:
-    ptr = int(ptr)
-    info = get_engine().resolve_pointer(ptr) if ptr else None
-    if info is None:
-        raise fail(INVALID, f"addr {get_engine().uva.describe(ptr)}")
-    if info.gpu is not ctx.gpu:
-        raise fail(INVALID, f"addr 0x{ptr:x} is memory of device {info.gpu.ordinal}, not of the stream's "
-                            f"device {ctx.gpu.ordinal}")
-    if ptr % width:
-        raise fail(INVALID, f"addr 0x{ptr:x} is not {width}-byte aligned")
-    if info.remaining < width:
-        raise fail(INVALID, f"{width} bytes at 0x{ptr:x} run past the end of its allocation")
-    return ptr
+    return check_target(ctx, int(ptr), width, "addr")
 
 
 def _wait_cmd(ctx: Any, addr: int, value: int, flags: int, width: int) -> Any:

@@ -3,14 +3,14 @@
 mcFuncAttributes / mcLaunchParams records.
 
 Kept apart from runtime/types.py so the device, execution and occupancy
-modules share one vocabulary that the driver can import too (this module
-imports nothing from gpudbg). It holds no behaviour.
+modules share one vocabulary; the two records are the engine's types
+(gpudbg.driver.types) under their mc* names. It holds no behaviour.
 """
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
-from typing import Any, Sequence
+
+from gpudbg.driver.types import FunctionAttributes, LaunchParams
 
 
 class mcLimit_t(enum.IntEnum):
@@ -75,32 +75,10 @@ mcSharedmemCarveoutMaxShared = 100
 mcSharedmemCarveoutMaxL1 = 0
 
 
-@dataclass(frozen=True)
-class mcFuncAttributes:
-    """struct mcFuncAttributes, with cudaFuncAttributes' field names."""
-
-    sharedSizeBytes: int
-    constSizeBytes: int
-    localSizeBytes: int
-    maxThreadsPerBlock: int
-    numRegs: int
-    ptxVersion: int
-    binaryVersion: int
-    cacheModeCA: int
-    maxDynamicSharedSizeBytes: int
-    preferredShmemCarveout: int
-
-
-@dataclass
-class mcLaunchParams:
-    """struct mcLaunchParams: one device's part of a multi-device launch."""
-
-    func: Any
-    gridDim: Any
-    blockDim: Any
-    args: Sequence[Any] = ()
-    sharedMem: int = 0
-    stream: Any = None
+# The records are the engine's own (the same fields as cudaFuncAttributes
+# and cudaLaunchParams), under the runtime's names.
+mcFuncAttributes = FunctionAttributes
+mcLaunchParams = LaunchParams
 
 
 __all__ = ["mcLimit_t", "mcDeviceFlags", "mcDeviceScheduleMask", "mcFuncCache_t", "mcSharedMemConfig",

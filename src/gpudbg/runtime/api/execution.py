@@ -10,7 +10,6 @@ handle). mcLaunchHostFunc lives with the stream functions.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Sequence
 
 from gpudbg.driver import cooperative as _coop
@@ -86,7 +85,7 @@ def mcFuncGetAttributes(func: Any) -> mcFuncAttributes:
     thread limit launches enforce (launch bounds and registers), PTX
     version, the device's binary version, and the settable attributes."""
     _ctx()
-    return mcFuncAttributes(**dataclasses.asdict(_cfg.attributes(_cfg.check_function(func))))
+    return _cfg.attributes(_cfg.check_function(func))
 
 
 @_api(0)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpudbg.driver import commands as C
-from gpudbg.driver.engine import get_engine
+from gpudbg.driver.memops import check_target
 from gpudbg.runtime.api._base import _api, _ctx
 from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.stream_types import mcStreamWaitValueFlags as W, mcStreamWriteValueFlags as WR
@@ -24,19 +24,7 @@ _WAIT_OPS = {int(W.mcStreamWaitValueGeq), int(W.mcStreamWaitValueEq), int(W.mcSt
 
 
 def _target(ctx: Any, ptr: Any, width: int) -> int:
-    if isinstance(ptr, bool) or not isinstance(ptr, int) or ptr == 0:
-        raise McError(_INVALID, f"ptr must be a non-null device-visible pointer (int), got {ptr!r}")
-    info = get_engine().resolve_pointer(ptr)
-    if info is None:
-        raise McError(_INVALID, f"ptr {get_engine().uva.describe(ptr)}")
-    if info.gpu is not ctx.gpu:
-        raise McError(_INVALID, f"ptr 0x{ptr:x} is memory of device {info.gpu.ordinal}, "
-                                    f"not of the stream's device {ctx.gpu.ordinal}")
-    if ptr % width:
-        raise McError(_INVALID, f"ptr 0x{ptr:x} is not {width}-byte aligned")
-    if info.remaining < width:
-        raise McError(_INVALID, f"{width} bytes at 0x{ptr:x} run past the end of its allocation")
-    return ptr
+    return check_target(ctx, ptr, width, "ptr")
 
 
 def _value(value: Any, width: int) -> int:
