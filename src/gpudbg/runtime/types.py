@@ -11,6 +11,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from gpudbg.driver import device_attributes
 from gpudbg.sim.device_model import DeviceModel
 
 
@@ -193,8 +194,8 @@ class mcDeviceAttribute_t(enum.IntEnum):
     mcDevAttrPageableMemoryAccessUsesHostPageTables = 100
     mcDevAttrDirectManagedMemAccessFromHost = 101
     mcDevAttrMaxBlocksPerMultiprocessor = 106
-    mcDevAttrMaxPersistingL2CacheSize = 107
-    mcDevAttrMaxAccessPolicyWindowSize = 108
+    mcDevAttrMaxPersistingL2CacheSize = 108
+    mcDevAttrMaxAccessPolicyWindowSize = 109
     mcDevAttrReservedSharedMemoryPerBlock = 111
     mcDevAttrSparseMcArraySupported = 112
     mcDevAttrHostRegisterReadOnlySupported = 113
@@ -208,104 +209,13 @@ class mcDeviceAttribute_t(enum.IntEnum):
 
 A = mcDeviceAttribute_t
 
-# Compute capability 9.0 texture/surface hardware limits.
-_CC90_IMAGE_LIMITS = {
-    A.mcDevAttrMaxTexture1DWidth: 131072, A.mcDevAttrMaxTexture2DWidth: 131072,
-    A.mcDevAttrMaxTexture2DHeight: 65536, A.mcDevAttrMaxTexture3DWidth: 16384,
-    A.mcDevAttrMaxTexture3DHeight: 16384, A.mcDevAttrMaxTexture3DDepth: 16384,
-    A.mcDevAttrMaxTexture2DLayeredWidth: 32768, A.mcDevAttrMaxTexture2DLayeredHeight: 32768,
-    A.mcDevAttrMaxTexture2DLayeredLayers: 2048, A.mcDevAttrMaxTexture1DLayeredWidth: 32768,
-    A.mcDevAttrMaxTexture1DLayeredLayers: 2048, A.mcDevAttrMaxTexture3DWidthAlt: 8192,
-    A.mcDevAttrMaxTexture3DHeightAlt: 8192, A.mcDevAttrMaxTexture3DDepthAlt: 32768,
-    A.mcDevAttrMaxTextureCubemapWidth: 32768, A.mcDevAttrMaxTextureCubemapLayeredWidth: 32768,
-    A.mcDevAttrMaxTextureCubemapLayeredLayers: 2046, A.mcDevAttrMaxSurface1DWidth: 32768,
-    A.mcDevAttrMaxSurface2DWidth: 131072, A.mcDevAttrMaxSurface2DHeight: 65536,
-    A.mcDevAttrMaxSurface3DWidth: 16384, A.mcDevAttrMaxSurface3DHeight: 16384,
-    A.mcDevAttrMaxSurface3DDepth: 16384, A.mcDevAttrMaxSurface1DLayeredWidth: 32768,
-    A.mcDevAttrMaxSurface1DLayeredLayers: 2048, A.mcDevAttrMaxSurface2DLayeredWidth: 32768,
-    A.mcDevAttrMaxSurface2DLayeredHeight: 32768, A.mcDevAttrMaxSurface2DLayeredLayers: 2048,
-    A.mcDevAttrMaxSurfaceCubemapWidth: 32768, A.mcDevAttrMaxSurfaceCubemapLayeredWidth: 32768,
-    A.mcDevAttrMaxSurfaceCubemapLayeredLayers: 2046, A.mcDevAttrMaxTexture1DLinearWidth: 268435456,
-    A.mcDevAttrMaxTexture2DLinearWidth: 131072, A.mcDevAttrMaxTexture2DLinearHeight: 65000,
-    A.mcDevAttrMaxTexture2DLinearPitch: 2097120, A.mcDevAttrMaxTexture2DMipmappedWidth: 32768,
-    A.mcDevAttrMaxTexture2DMipmappedHeight: 32768, A.mcDevAttrMaxTexture1DMipmappedWidth: 32768,
-    A.mcDevAttrSurfaceAlignment: 512,
-}
-
 
 def attribute_values(m: DeviceModel) -> dict[mcDeviceAttribute_t, int]:
-    """Every attribute's value for a device model."""
-    v = {
-        A.mcDevAttrMaxThreadsPerBlock: m.max_threads_per_block,
-        A.mcDevAttrMaxBlockDimX: m.max_block_dims[0],
-        A.mcDevAttrMaxBlockDimY: m.max_block_dims[1],
-        A.mcDevAttrMaxBlockDimZ: m.max_block_dims[2],
-        A.mcDevAttrMaxGridDimX: m.max_grid_dims[0],
-        A.mcDevAttrMaxGridDimY: m.max_grid_dims[1],
-        A.mcDevAttrMaxGridDimZ: m.max_grid_dims[2],
-        A.mcDevAttrMaxSharedMemoryPerBlock: m.shared_per_block,
-        A.mcDevAttrTotalConstantMemory: m.const_memory,
-        A.mcDevAttrWarpSize: m.lanes,
-        A.mcDevAttrMaxPitch: m.max_pitch,
-        A.mcDevAttrMaxRegistersPerBlock: m.registers_per_block,
-        A.mcDevAttrClockRate: m.clock_rate_khz,
-        A.mcDevAttrTextureAlignment: m.texture_alignment,
-        A.mcDevAttrGpuOverlap: 1,
-        A.mcDevAttrMultiProcessorCount: m.sm_count,
-        A.mcDevAttrKernelExecTimeout: 0,
-        A.mcDevAttrIntegrated: 0,
-        A.mcDevAttrCanMapHostMemory: 1,
-        A.mcDevAttrComputeMode: int(mcComputeMode.mcComputeModeDefault),
-        A.mcDevAttrConcurrentKernels: 1,
-        A.mcDevAttrEccEnabled: 0,
-        A.mcDevAttrPciBusId: m.pci_bus,
-        A.mcDevAttrPciDeviceId: m.pci_device,
-        A.mcDevAttrMemoryClockRate: m.memory_clock_rate_khz,
-        A.mcDevAttrGlobalMemoryBusWidth: m.memory_bus_width,
-        A.mcDevAttrL2CacheSize: m.l2_cache_size,
-        A.mcDevAttrMaxThreadsPerMultiProcessor: m.max_threads_per_sm,
-        A.mcDevAttrAsyncEngineCount: m.async_engine_count,
-        A.mcDevAttrUnifiedAddressing: 1,
-        A.mcDevAttrPciDomainId: m.pci_domain,
-        A.mcDevAttrTexturePitchAlignment: m.texture_pitch_alignment,
-        A.mcDevAttrComputeCapabilityMajor: m.compute_capability[0],
-        A.mcDevAttrComputeCapabilityMinor: m.compute_capability[1],
-        A.mcDevAttrStreamPrioritiesSupported: 1,   # the front end schedules channels by priority
-        A.mcDevAttrGlobalL1CacheSupported: 1,
-        A.mcDevAttrLocalL1CacheSupported: 1,
-        A.mcDevAttrMaxSharedMemoryPerMultiprocessor: m.shared_per_sm,
-        A.mcDevAttrMaxRegistersPerMultiprocessor: m.registers_per_sm,
-        A.mcDevAttrManagedMemory: 1,
-        A.mcDevAttrIsMultiGpuBoard: 0,
-        A.mcDevAttrMultiGpuBoardGroupID: 0,
-        A.mcDevAttrHostNativeAtomicSupported: 0,
-        A.mcDevAttrSingleToDoublePrecisionPerfRatio: 2,
-        A.mcDevAttrPageableMemoryAccess: 0,
-        A.mcDevAttrConcurrentManagedAccess: 0,
-        A.mcDevAttrComputePreemptionSupported: 1,
-        A.mcDevAttrCanUseHostPointerForRegisteredMem: 1,
-        A.mcDevAttrCooperativeLaunch: 1,   # all blocks of a fitting grid run in one wave
-        A.mcDevAttrCooperativeMultiDeviceLaunch: 1,
-        A.mcDevAttrMaxSharedMemoryPerBlockOptin: m.shared_per_block_optin,
-        A.mcDevAttrCanFlushRemoteWrites: 0,
-        A.mcDevAttrHostRegisterSupported: 1,           # mcHostRegister aliases the buffer
-        A.mcDevAttrPageableMemoryAccessUsesHostPageTables: 0,
-        A.mcDevAttrDirectManagedMemAccessFromHost: 1,
-        A.mcDevAttrMaxBlocksPerMultiprocessor: m.max_blocks_per_sm,
-        A.mcDevAttrMaxPersistingL2CacheSize: m.persisting_l2_max,
-        A.mcDevAttrMaxAccessPolicyWindowSize: 128 * 1024 * 1024,
-        A.mcDevAttrReservedSharedMemoryPerBlock: m.reserved_shared_per_block,
-        A.mcDevAttrSparseMcArraySupported: 0,
-        A.mcDevAttrHostRegisterReadOnlySupported: 1,   # mcHostRegisterReadOnly maps read-only
-        A.mcDevAttrMemoryPoolsSupported: 1,
-        A.mcDevAttrGPUDirectRDMASupported: 0,
-        A.mcDevAttrGPUDirectRDMAFlushWritesOptions: 0,
-        A.mcDevAttrGPUDirectRDMAWritesOrdering: 0,
-        A.mcDevAttrMemoryPoolSupportedHandleTypes: 1,   # POSIX file descriptors
-        A.mcDevAttrDeferredMappingMcArraySupported: 0,
-    }
-    v.update(_CC90_IMAGE_LIMITS)
-    return v
+    """Every attribute's value for a device model: the engine's one table
+    of device facts (gpudbg.driver.device_attributes), by number, which the
+    runtime's attributes share with CUdevice_attribute."""
+    facts = device_attributes.attribute_values(m)
+    return {a: facts[int(a)] for a in mcDeviceAttribute_t}
 
 
 @dataclass(frozen=True)
