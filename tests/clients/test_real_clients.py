@@ -43,7 +43,7 @@ def nvcc_programs(tmp_path_factory) -> Path:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not installed (CUDA toolkit)")
     out = tmp_path_factory.mktemp("nvcc")
-    for name in ("vecadd", "reduce", "streams", "symbol", "managed", "oob"):
+    for name in ("vecadd", "reduce", "streams", "symbol", "managed", "oob", "pending_exit"):
         subprocess.run(["nvcc", "-cudart", "shared", "-gencode", "arch=compute_80,code=compute_80", "-lineinfo",
                         "-o", str(out / name), str(PROGRAMS / f"{name}.cu")], check=True, timeout=TIMEOUT,
                        capture_output=True)
@@ -109,4 +109,36 @@ def test_numba_out_of_bounds_names_the_py_line():
     assert "Invalid __global__ read of size 4 bytes" in r.stdout
     assert "numba_oob.py:10" in r.stdout
     assert "dst[i] = src[i + 1]" in r.stdout
+    assert "ERROR SUMMARY: 1 error" in r.stdout
+
+
+@needs_nvcc
+def test_nvcc_fault_writes_both_dumps(nvcc_programs, tmp_path):
+    core, dumps = tmp_path / "oob.nvcudmp", tmp_path / "dumps"
+    dumps.mkdir()
+    r = gpudbg("check", "--coredump-file", str(core), "--devcoredump", str(dumps), "./oob", cwd=nvcc_programs)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert core.stat().st_size > 0 and f"coredump written to {core}" in r.stdout
+    assert len(list(dumps.glob("*.devcore"))) == 1
+
+
+@needs_nvcc
+def test_native_exit_with_work_in_flight(nvcc_programs):
+    r = gpudbg("run", "./pending_exit", cwd=nvcc_programs)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "leaving with work in flight" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_cuda_python_exit_with_live_context_and_pending_launch():
+    r = gpudbg("run", str(PROGRAMS / "cuda_python_pending_exit.py"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "launched: CUDA_SUCCESS" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_cuda_python_out_of_bounds():
+    r = gpudbg("check", str(PROGRAMS / "cuda_python_oob.py"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "cuCtxSynchronize: CUDA_ERROR_ILLEGAL_ADDRESS" in r.stdout
+    assert "Lane Illegal Address in kernel twice at" in r.stdout and "twice.cu:3" in r.stdout
+    assert "by thread (232,0,0) in block (3,0,0)" in r.stdout      # element 1000 = block 3, thread 232
     assert "ERROR SUMMARY: 1 error" in r.stdout

@@ -95,6 +95,10 @@ def run_native(program: str, args: list[str], tool: str) -> tuple[int, list[dict
     fd, results = tempfile.mkstemp(prefix="gpudbg-native-", suffix=".json")
     os.close(fd)
     os.unlink(results)
+    from gpudbg.dump.devcoredump.capture import ENV_DIR, dump_directory
+    dumps = dump_directory()              # --devcoredump reaches the program's process too
+    if dumps is not None:
+        env[ENV_DIR] = str(dumps)
     env[SESSION_ENV] = json.dumps({"tool": tool, "program": program, "results": results})
     env[STARTUP_ENV] = f"{__name__}:child_start"
     path = program if os.sep in program else os.path.join(".", program)
