@@ -43,7 +43,7 @@ def nvcc_programs(tmp_path_factory) -> Path:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not installed (CUDA toolkit)")
     out = tmp_path_factory.mktemp("nvcc")
-    for name in ("vecadd", "reduce", "streams", "symbol", "managed", "oob", "pending_exit"):
+    for name in ("vecadd", "reduce", "streams", "symbol", "managed", "graph", "oob", "pending_exit"):
         subprocess.run(["nvcc", "-cudart", "shared", "-gencode", "arch=compute_80,code=compute_80", "-lineinfo",
                         "-o", str(out / name), str(PROGRAMS / f"{name}.cu")], check=True, timeout=TIMEOUT,
                        capture_output=True)
@@ -53,7 +53,8 @@ def nvcc_programs(tmp_path_factory) -> Path:
 @needs_nvcc
 @pytest.mark.parametrize("name, passed", [("vecadd", "Test PASSED"), ("reduce", "PASSED"),
                                           ("streams", "two streams: PASSED"), ("symbol", "counter 1000: PASSED"),
-                                          ("managed", "managed total 2021 scale[3] 6: PASSED")])
+                                          ("managed", "managed total 2021 scale[3] 6: PASSED"),
+                                          ("graph", "graph replayed: PASSED")])
 def test_nvcc_program_prints_its_pass_line(nvcc_programs, name, passed):
     r = gpudbg("run", f"./{name}", cwd=nvcc_programs)
     assert r.returncode == 0, r.stdout + r.stderr

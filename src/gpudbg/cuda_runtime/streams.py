@@ -10,7 +10,7 @@ so a cudaStream_t made here is a valid CUstream and vice versa; destroying
 one retires its number. Host callbacks are C function pointers, called
 through ctypes on the engine's host worker thread with the C arguments
 (the stream as the program named it, the cudaError_t, userData).
-Stream capture and graphs are not here (no graph layer for cudaGraph_t yet).
+Stream capture and graph launch are in graphs.py.
 """
 from __future__ import annotations
 
