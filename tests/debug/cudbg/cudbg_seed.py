@@ -17,16 +17,14 @@ from pathlib import Path
 
 import pytest
 
-SEEDS = Path(__file__).resolve().parents[4] / "shared" / "seeds"
+SEED_FILE = Path(__file__).resolve().parents[2] / "data" / "seeds" / "cudadebugger.h"
 
 
 @cache
 def seed_text() -> str:
-    files = sorted(SEEDS.glob("000_*.txt")) if SEEDS.is_dir() else []
-    if not files:
-        pytest.fail(f"seed 000 (cudadebugger.h) missing: expected {SEEDS}/000_*.txt, "
-                    "the shared/ folder beside the repo checkout")
-    return files[0].read_text()
+    if not SEED_FILE.is_file():
+        pytest.fail(f"seed 000 (cudadebugger.h) missing: expected {SEED_FILE} (tests/data/seeds)")
+    return SEED_FILE.read_text()
 
 
 def strip_comments(src: str) -> str:

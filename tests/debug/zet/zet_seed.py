@@ -16,16 +16,14 @@ from pathlib import Path
 
 import pytest
 
-SEEDS = Path(__file__).resolve().parents[4] / "shared" / "seeds"
+SEED_FILE = Path(__file__).resolve().parents[2] / "data" / "seeds" / "level_zero_1.18_debug.txt"
 
 
 @cache
 def seed_text() -> str:
-    files = sorted(SEEDS.glob("001_*.txt")) if SEEDS.is_dir() else []
-    if not files:
-        pytest.fail(f"seed 001 (Level Zero debug API) missing: expected {SEEDS}/001_*.txt, "
-                    "the shared/ folder beside the repo checkout")
-    return files[0].read_text()
+    if not SEED_FILE.is_file():
+        pytest.fail(f"seed 001 (Level Zero debug API) missing: expected {SEED_FILE} (tests/data/seeds)")
+    return SEED_FILE.read_text()
 
 
 def lines() -> list[str]:
