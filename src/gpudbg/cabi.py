@@ -104,6 +104,21 @@ def store_c_string(address: int, capacity: int, text: str, what: str = "output b
     write(address, data, what)
 
 
+_lasting: dict[str, ctypes.Array] = {}
+_lasting_lock = threading.Lock()
+
+
+def lasting_c_string(text: str) -> int:
+    """The address of a NUL-terminated copy of `text` that stays valid for
+    the life of the process (the `const char*` answers of cuGetErrorString,
+    cuFuncGetName, ...); one copy per distinct text."""
+    with _lasting_lock:
+        buf = _lasting.get(text)
+        if buf is None:
+            buf = _lasting[text] = ctypes.create_string_buffer(text.encode())
+        return ctypes.addressof(buf)
+
+
 def host_view(address: int, size: int, what: str = "host pointer", writable: bool = True) -> np.ndarray:
     """A uint8 numpy array over `size` bytes of the process's memory at
     `address`: no copy, so device-to-host copies land in the program's

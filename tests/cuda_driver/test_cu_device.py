@@ -6,7 +6,7 @@ import pytest
 
 from cudrv_helpers import check, out_i32, out_u64
 from gpudbg.cuda_driver import device as D
-from gpudbg.cuda_driver.device import CUdevice_attribute, attribute_values
+from gpudbg.driver.device_attributes import CUdevice_attribute, attribute_values
 from gpudbg.sim.device_model import DeviceModel
 
 

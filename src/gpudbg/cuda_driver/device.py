@@ -17,9 +17,7 @@ from gpudbg import cabi
 from gpudbg.cuda_driver._base import HandleKind, R, entry, fail, handle_of, object_of, require_init
 from gpudbg.driver import mempool as _mempool
 from gpudbg.driver.engine import CUDA_DRIVER_VERSION, get_engine
-from gpudbg.driver.device_attributes import (  # noqa: F401 (re-exported for the runtime C ABI)
-    MEM_SYNC_DOMAINS, PCI_DEVICE_H100_SXM5, PCI_VENDOR_NVIDIA, A, CUdevice_attribute, attribute_values,
-)
+from gpudbg.driver.device_attributes import A, attribute_values
 
 __all__ = ["cuInit", "cuDriverGetVersion", "cuDeviceGet", "cuDeviceGetCount", "cuDeviceGetName",
            "cuDeviceGetUuid", "cuDeviceGetUuid_v2", "cuDeviceGetLuid", "cuDeviceTotalMem_v2",

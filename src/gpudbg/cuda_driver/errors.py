@@ -11,8 +11,6 @@ NVIDIA's driver. Works before cuInit.
 """
 from __future__ import annotations
 
-import ctypes
-import threading
 
 from gpudbg import cabi
 from gpudbg.cuda_driver._base import R, entry, fail
@@ -124,19 +122,6 @@ DESCRIPTIONS: dict[CUresult, str] = {
     CUresult.CUDA_ERROR_UNKNOWN: 'unknown error',
 }
 
-_buffers: dict[tuple[str, int], ctypes.Array] = {}
-_lock = threading.Lock()
-
-
-def _c_string(kind: str, code: int, text: str) -> int:
-    """The address of a process-lifetime NUL-terminated copy of text."""
-    with _lock:
-        buf = _buffers.get((kind, code))
-        if buf is None:
-            buf = _buffers[(kind, code)] = ctypes.create_string_buffer(text.encode())
-        return ctypes.addressof(buf)
-
-
 def _lookup(error: int, pStr: int) -> CUresult:
     if not pStr:
         raise fail(R.CUDA_ERROR_INVALID_VALUE, "pStr is NULL")
@@ -151,11 +136,11 @@ def _lookup(error: int, pStr: int) -> CUresult:
 def cuGetErrorName(error: int, pStr: int) -> None:
     """*pStr = the CUresult's enumerator name, e.g. "CUDA_ERROR_INVALID_VALUE"."""
     code = _lookup(error, pStr)
-    cabi.store(pStr, "u64", _c_string("name", int(code), code.name), "pStr")
+    cabi.store(pStr, "u64", cabi.lasting_c_string(code.name), "pStr")
 
 
 @entry
 def cuGetErrorString(error: int, pStr: int) -> None:
     """*pStr = the driver's description, e.g. "invalid argument"."""
     code = _lookup(error, pStr)
-    cabi.store(pStr, "u64", _c_string("string", int(code), DESCRIPTIONS[code]), "pStr")
+    cabi.store(pStr, "u64", cabi.lasting_c_string(DESCRIPTIONS[code]), "pStr")

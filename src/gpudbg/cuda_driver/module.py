@@ -21,7 +21,6 @@ It does not model texture or surface references (cuModuleGetTexRef).
 """
 from __future__ import annotations
 
-import ctypes
 import struct
 from typing import Any
 
@@ -355,15 +354,9 @@ def cuFuncGetModule(hmod: int, hfunc: int) -> None:
     cabi.store(hmod, "u64", handle_of(HandleKind.MODULE, function_of(hfunc).module))
 
 
-_names: dict[str, ctypes.Array] = {}
-
-
 def name_pointer(name: str) -> int:
     """A `const char*` to `name` that stays valid for the process."""
-    buf = _names.get(name)
-    if buf is None:
-        buf = _names.setdefault(name, ctypes.create_string_buffer(name.encode()))
-    return ctypes.addressof(buf)
+    return cabi.lasting_c_string(name)
 
 
 @entry

@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from gpudbg import cabi
 from gpudbg.cabi import NullPointer, StaleHandle, handles
-from gpudbg.cuda_driver._base import HandleKind
+from gpudbg.cuda_driver._base import HandleKind, per_thread_variant
 from gpudbg.driver.context import STREAM_LEGACY, STREAM_PER_THREAD
 from gpudbg.driver.engine import get_engine
 from gpudbg.driver.status import EngineError
@@ -154,17 +154,9 @@ def is_engine_memory(address: int) -> bool:
     return bool(address) and get_engine().resolve_pointer(int(address)) is not None
 
 
-def per_thread(fn: Callable[..., int], name: str, stream_index: int) -> Callable[..., int]:
-    """The _ptsz export of `fn`: a 0 stream argument means the calling
-    thread's per-thread default stream."""
-    @functools.wraps(fn)
-    def variant(*args: Any) -> int:
-        a = list(args)
-        if int(a[stream_index]) == 0:
-            a[stream_index] = STREAM_PER_THREAD
-        return fn(*a)
-    variant.__name__ = variant.__qualname__ = name
-    return variant
+# The _ptsz export of a stream-taking function: a 0 stream argument means
+# the calling thread's per-thread default stream (the same rule as cu*'s).
+per_thread = per_thread_variant
 
 
 def per_thread_sync(async_fn: Callable[..., int], name: str) -> Callable[..., int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ctypes
 
 from gpudbg import cabi
-from gpudbg.cuda_driver.device import PCI_DEVICE_H100_SXM5, PCI_VENDOR_NVIDIA, attribute_values
+from gpudbg.driver.device_attributes import PCI_DEVICE_H100_SXM5, PCI_VENDOR_NVIDIA, attribute_values
 from gpudbg.cuda_runtime._base import E, call, export, fail, need
 from gpudbg.cuda_runtime.error_table import CUDART_VERSION
 from gpudbg.driver.engine import CUDA_DRIVER_VERSION, get_engine

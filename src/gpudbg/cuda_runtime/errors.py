@@ -18,9 +18,7 @@ cudaErrorUnknown.
 """
 from __future__ import annotations
 
-import ctypes
-import threading
-
+from gpudbg import cabi
 from gpudbg.cuda_runtime.error_table import CODES
 from gpudbg.driver.status import CUresult
 from gpudbg.runtime import mc
@@ -113,18 +111,6 @@ def to_cuda(code: int) -> int:
 
 
 # ------------------------------------------------------------------ const char* answers
-_strings: dict[tuple[str, int], ctypes.Array] = {}
-_lock = threading.Lock()
-
-
-def _c_string(kind: str, code: int, text: str) -> int:
-    with _lock:
-        buf = _strings.get((kind, code))
-        if buf is None:
-            buf = _strings[(kind, code)] = ctypes.create_string_buffer(text.encode())
-        return ctypes.addressof(buf)
-
-
 def error_name(error: int) -> str:
     return NAMES.get(int(error), UNRECOGNIZED)
 
@@ -136,13 +122,13 @@ def error_string(error: int) -> str:
 def cudaGetErrorName(error: int) -> int:
     """`const char*` of the code's enum name ("unrecognized error code" if unknown)."""
     error = int(error) & 0xFFFFFFFF
-    return _c_string("name", error, error_name(error))
+    return cabi.lasting_c_string(error_name(error))
 
 
 def cudaGetErrorString(error: int) -> int:
     """`const char*` of the code's description ("unrecognized error code" if unknown)."""
     error = int(error) & 0xFFFFFFFF
-    return _c_string("string", error, error_string(error))
+    return cabi.lasting_c_string(error_string(error))
 
 
 def cudaGetLastError() -> int:

@@ -227,16 +227,12 @@ def cudaFuncSetCacheConfig(func: int, cacheConfig: int) -> None:
         raise fail(E.mcErrorInvalidValue, f"cacheConfig {int(cacheConfig)} is not a cudaFuncCache")
 
 
-_names: dict[str, ctypes.Array] = {}
-
-
 @export
 def cudaFuncGetName(name: int, func: int) -> None:
     """The kernel's (mangled) name as a `const char*` that stays valid."""
     need(name, "name")
     f = registration.function_of(func)
-    buf = _names.setdefault(f.name, ctypes.create_string_buffer(f.name.encode()))
-    cabi.store(name, "u64", ctypes.addressof(buf))
+    cabi.store(name, "u64", cabi.lasting_c_string(f.name))
 
 
 @export
