@@ -32,7 +32,6 @@ __all__ = ["cuMemAlloc_v2", "cuMemFree_v2", "cuMemAllocPitch_v2", "cuMemGetInfo_
            "cuMemAllocFromPoolAsync", "cuMemAllocFromPoolAsync_ptsz"]
 
 INVALID = R.CUDA_ERROR_INVALID_VALUE
-FREEABLE = (AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.MANAGED)
 PAGE_LOCKED = (AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED)
 CU_MEMHOSTALLOC_MASK = 0x07          # PORTABLE | DEVICEMAP | WRITECOMBINED
 CU_MEMHOSTREGISTER_MASK = 0x0F       # PORTABLE | DEVICEMAP | IOMEMORY | READ_ONLY
@@ -87,21 +86,7 @@ def cuMemAllocPitch_v2(dptr: int, pPitch: int, WidthInBytes: int, Height: int, E
 def cuMemFree_v2(dptr: int) -> None:
     """Waits for the context's work, then frees device, pitched, managed or
     stream-ordered memory; NULL is a no-op."""
-    ctx = current_context()
-    dptr = int(dptr)
-    if not dptr:
-        return
-    ctx.wait_idle_quietly()
-    pools = _mempool.registry(get_engine())
-    block = pools.blocks.get(dptr)
-    if block is not None and not block.freed:
-        stream = ctx.stream(0x1)          # freed in order on the legacy stream, waited for
-        pools.free(dptr, stream, "cuMemFree")
-        stream.wait()
-        ctx.reap()
-        return
-    ctx.memory.free(dptr, FREEABLE, "cuMemFree")
-    ctx.reap()
+    _mempool.free_synchronously(current_context(), int(dptr), "cuMemFree")
 
 
 @entry

@@ -531,3 +531,26 @@ def checked_pointer(engine: Any, ptr: int, info: PointerInfo | None, writable: b
         if why is not None:
             raise EngineError(INVALID, f"{role}: 0x{ptr:x} {why}")
     return info
+
+
+# Device memory a synchronous free (cudaFree, cuMemFree) takes.
+SYNC_FREEABLE = (AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.MANAGED)
+
+
+def free_synchronously(ctx: Any, ptr: int, api: str) -> None:
+    """cudaFree/cuMemFree: wait for the context's work, then free device,
+    pitched or managed memory, or a stream-ordered block (released in order
+    on the legacy stream and waited for); 0 is a no-op."""
+    if not ptr:
+        return
+    ctx.wait_idle_quietly()
+    pools = registry(ctx.engine)
+    block = pools.blocks.get(ptr)
+    if block is not None and not block.freed:
+        stream = ctx.stream(0x1)
+        pools.free(ptr, stream, api)
+        stream.wait()
+    else:
+        ctx.memory.free(ptr, SYNC_FREEABLE, api)
+    ctx.reap()
+

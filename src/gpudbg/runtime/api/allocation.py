@@ -26,7 +26,6 @@ from gpudbg.runtime.types import mcHostAllocFlags, mcMemAttachFlags
 from gpudbg.sim.memory.spaces import AllocationKind
 
 INVALID = mcError_t.mcErrorInvalidValue
-_FREEABLE = (AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.MANAGED)
 _REGISTER_FLAGS = int(mcHostRegisterFlags.mcHostRegisterPortable | mcHostRegisterFlags.mcHostRegisterMapped
                       | mcHostRegisterFlags.mcHostRegisterIoMemory | mcHostRegisterFlags.mcHostRegisterReadOnly)
 _ATTACH = {int(f) for f in mcMemAttachFlags}
@@ -56,20 +55,9 @@ def mcFree(ptr: int) -> None:
     no-op; a double free, an interior pointer or memory of another
     allocator is mcErrorInvalidValue."""
     ctx = _ctx()
-    if ptr:
-        ctx.wait_idle_quietly()
-    pools = _mempool.registry(get_engine())
-    block = pools.blocks.get(ptr) if isinstance(ptr, int) and not isinstance(ptr, bool) else None
-    if block is not None and not block.freed:
-        # a stream-ordered allocation: CUDA's free waits for the device, then
-        # releases it at once (here: in order on the default stream, waited for)
-        stream = ctx.stream(None)
-        pools.free(ptr, stream, "mcFree")
-        stream.wait()
-        ctx.reap()
-        return
-    ctx.memory.free(ptr, _FREEABLE, "mcFree")
-    ctx.reap()
+    if isinstance(ptr, bool) or not isinstance(ptr, int):
+        raise McError(INVALID, f"ptr must be a device pointer (int), got {ptr!r}")
+    _mempool.free_synchronously(ctx, ptr, "mcFree")
 
 
 @_api(1)
