@@ -98,11 +98,16 @@ def test_disabled_breakpoint_does_not_stop(session):
 
 
 def test_address_breakpoint_and_events(session):
+    # The load event holds the program until acknowledged, as cuda-gdb's
+    # does; without that the kernel may pass entry+16 before the
+    # breakpoint is set (a race CI lost once).
+    session.set_ack_required({EventKind.ELF_IMAGE_LOADED})
     host = _launch(BRANCHY, "branchy", "br.cu", 1, 32, 32)
     ev = session.wait_for({EventKind.ELF_IMAGE_LOADED}, timeout=30)
     prog = ev.program
     entry = prog.code_address(prog.functions["branchy"].entry_pc)
     bp = session.break_at_address(entry + 16)
+    session.acknowledge(ev)
     ready = session.wait_for({EventKind.KERNEL_READY, EventKind.STOPPED}, timeout=30)
     if ready.kind is EventKind.KERNEL_READY:
         assert ready.grid.kernel == "branchy"
