@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpudbg.sim import debug_port, launch_limits
+from gpudbg.sim import debug_port, instrument, launch_limits
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
@@ -66,26 +66,42 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
     if port is not None:
         port.kernel_ready(function, grid, block, shared_bytes, params, grid_id)
+    tap = instrument.active()          # None unless an analysis tool is installed
+    launch = None
+    if tap is not None:
+        launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
+        tap.launch_begin(launch)
+    failure: BaseException | None = None
     try:
         with np.errstate(all="ignore"):
             for wave_blocks in plan.waves:
                 X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
                                   wave_blocks, plan, budget - total, res)
                 X.observer = observer
+                X.tap = tap
+                if tap is not None:
+                    tap.wave_begin(X)
                 try:
                     if port is None:
                         run_wave(X)
                     else:
                         port.run_wave(X)
+                    if tap is not None:
+                        tap.wave_end(X)
                 finally:
                     total += X.thread_instructions
                     steps += X.steps
                     cycles += X.cycles
                     gpu_clock_advance(gpu, X.cycles)
                     X.flush_printf()
+    except BaseException as e:
+        failure = e
+        raise
     finally:
         if port is not None:
             port.kernel_finished()
+        if tap is not None:
+            tap.launch_end(launch, failure)
     return LaunchStats(total, len(plan.waves), plan.blocks_per_sm, steps, cycles)
 
 
@@ -97,6 +113,9 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
     """Run the threads `idx` (None: the whole wave), all waiting at `pc`,
     through instructions until the next block leader or a control
     instruction; a lane fault becomes a KernelFault carrying the wave."""
+    if X.tap is not None:
+        execute_step_observed(X, code, leader, pc, idx)
+        return
     X.step_pc = pc
     nsel = X.n if idx is None else len(idx)
     sel = idx
@@ -124,6 +143,61 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
                     X.set_pc(skip, pc + 1)
                 sel = take
                 if take is None or len(take):
+                    b.control(X, take, pc)
+            break
+    except LaneFault as e:
+        X.count_work(nsel, executed)
+        fault = KernelFault(X.fault_report(e, pc, sel))
+        fault.wave = X
+        raise fault from None
+    X.count_work(nsel, executed)
+
+
+def execute_step_observed(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
+    """execute_step with the analysis tools' events (sim/instrument.py):
+    the same loop, plus the memory, warp-sync and barrier events that the
+    instructions' translations declare in Built.info."""
+    tap = X.tap
+    X.step_pc = pc
+    nsel = X.n if idx is None else len(idx)
+    sel = idx
+    executed = 0
+    try:
+        while True:
+            c = code[pc]
+            b = c.built
+            info = b.info
+            executed += 1
+            if b.run is not None:
+                sel = idx if c.guard is None else c.guard(X, idx)
+                if sel is None or len(sel):
+                    if "sync_op" in info:
+                        instrument.emit_warp_sync(tap, X, pc, info, sel)
+                    probes = info.get("memory")
+                    if probes:
+                        probed = instrument.probe_memory(X, probes, sel)
+                        b.run(X, sel)
+                        instrument.emit_memory(tap, X, pc, probed)
+                    else:
+                        b.run(X, sel)
+                pc += 1
+                if leader[pc]:
+                    X.set_pc(idx, pc)
+                    break
+                continue
+            if c.guard is None:
+                sel = idx
+                if b.kind == "barrier":
+                    instrument.emit_barrier_arrival(tap, X, pc, info, sel)
+                b.control(X, idx, pc)
+            else:
+                take, skip = X.split_guard(c, idx)
+                if skip is None or len(skip):
+                    X.set_pc(skip, pc + 1)
+                sel = take
+                if take is None or len(take):
+                    if b.kind == "barrier":
+                        instrument.emit_barrier_arrival(tap, X, pc, info, take)
                     b.control(X, take, pc)
             break
     except LaneFault as e:

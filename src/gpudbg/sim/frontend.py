@@ -32,6 +32,7 @@ from gpudbg.driver.fence import ChannelError
 from gpudbg.driver.status import CUresult
 from gpudbg.sim import launch_limits, timing
 from gpudbg.sim import copy_engine
+from gpudbg.sim.memory.spaces import AccessType
 from gpudbg.sim import debug_port
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import CUDBGException, FaultReport, KernelFault
@@ -312,7 +313,7 @@ class Frontend:
 
     def _write_value(self, address: int, value: int, width: int) -> None:
         dt = np.uint32 if width == 4 else np.uint64
-        self.gpu.memory.view(address, width).view(dt)[0] = value & ((1 << (8 * width)) - 1)
+        self.gpu.memory.view(address, width, AccessType.WRITE).view(dt)[0] = value & ((1 << (8 * width)) - 1)
 
     def _value_ready(self, cmd: C.Command) -> bool:
         """CU_STREAM_WAIT_VALUE_* semantics: GEQ is a cyclic (wrapping,

@@ -201,6 +201,7 @@ class WaveExecution(FaultReporting):
         self.envregs = [0] * 32
         self.on_brkpt = None
         self.observer = None
+        self.tap = None      # the analysis tools' event sink (sim/instrument.py), if any
         self.budget = budget
         self.thread_instructions = 0
         self.steps = 0
@@ -470,6 +471,8 @@ class WaveExecution(FaultReporting):
                 self.bar_arrivals[touched, bid] = 0
                 self.bar_expected[touched, bid] = 0
                 self.set_pc(idx, pc + 1)
+                if self.tap is not None:
+                    self.tap.barrier_complete(self, np.flatnonzero(touched), bid)
                 return
         where = slice(None) if idx is None else idx
         if wait:
@@ -498,6 +501,8 @@ class WaveExecution(FaultReporting):
             self.bar_arrivals[complete, bid] = 0
             self.bar_expected[complete, bid] = 0
             self.bar_redsum[complete, bid] = 0
+            if self.tap is not None:
+                self.tap.barrier_complete(self, np.flatnonzero(complete), int(bid))
         return released_any
 
     def _bar_red_results(self, rel, bid, arrivals) -> None:

@@ -54,6 +54,15 @@ MIN_ALIGN = 16
 # landing silently in its neighbour.
 REDZONE = 256
 
+# The analysis tools' event sink (sim/instrument.py installs it; None when
+# no tool runs): allocations, frees and host-side writes are reported here.
+_observer: Any = None
+
+
+def set_observer(observer: Any) -> None:
+    global _observer
+    _observer = observer
+
 
 class MapAccess(enum.IntEnum):
     """Access flags of a mapping, numbered as CU_MEM_ACCESS_FLAGS_PROT_*."""
@@ -209,6 +218,8 @@ class GlobalMemory:
         self._next_id += 1
         self._occupy(base, base + footprint + REDZONE)
         self._register(a)
+        if _observer is not None:
+            _observer.allocated(self, a)
         return a
 
     def _alloc_host_pages(self, size: int, kind: AllocationKind, align: int, label: str,
@@ -232,6 +243,8 @@ class GlobalMemory:
         self._next_id += 1
         self._occupy(base, base + span + REDZONE)
         self._register(a)
+        if _observer is not None:
+            _observer.allocated(self, a)
         return a
 
     def free(self, base: int, kind: "AllocationKind | Iterable[AllocationKind] | None" = None
@@ -262,6 +275,8 @@ class GlobalMemory:
                 a.host_pages.release()
                 a.host_pages = None
             self._freed.append(a)
+            if _observer is not None:
+                _observer.freed(self, a)
             return a
         if any(f.base == base for f in self._freed):
             raise InvalidFree(f"double free of 0x{base:x}", base)
@@ -478,11 +493,14 @@ class GlobalMemory:
         return a
 
     def view(self, address: int, nbytes: int, _verb: AccessType = AccessType.READ) -> np.ndarray:
-        """A live uint8 view of bytes inside one allocation."""
+        """A live uint8 view of bytes inside one allocation; a WRITE view
+        is reported to the analysis tools as a host write of its bytes."""
         if nbytes == 0:
             return np.zeros(0, dtype=np.uint8)
         a = self._host_alloc(int(address), int(nbytes), _verb)
         off = int(address) - a.base
+        if _observer is not None and _verb is AccessType.WRITE:
+            _observer.host_write(self, int(address), int(nbytes))
         return a.data[off:off + int(nbytes)]
 
     def read(self, address: int, nbytes: int) -> np.ndarray:
@@ -509,6 +527,8 @@ class GlobalMemory:
         s = self.view(src, nbytes)
         d = self.view(dst, nbytes, AccessType.WRITE)
         d[:] = s
+        if _observer is not None:
+            _observer.host_copy(self, int(dst), int(src), int(nbytes))
 
     # ------------------------------------------------------------------ device side
 

@@ -208,7 +208,9 @@ def build_bar(inst, tc) -> Built:
     if m.flag("warp"):
         m.flag("sync")
         m.finish()
-        return Built(lambda X, idx: None)
+        mask = tc.reader(inst.operands[0], U32) if inst.operands else None
+        # a no-op for the lowest-pc schedule; tools see its mask (sim/instrument.py)
+        return Built(lambda X, idx: None, info={"sync_op": "bar.warp.sync", "sync_mask": mask})
     mode = m.take("sync", "arrive", "red")
     if mode is None:
         mode = "sync"  # bar 0 is bar.sync 0
@@ -231,5 +233,6 @@ def build_bar(inst, tc) -> Built:
         cnt = None if count is None else np.asarray(count(X, idx))
         pv = None if pred is None else np.asarray(pred(X, idx))
         X.barrier_arrive(idx, pc, ids, cnt, wait, pv)
-    info = {"mode": mode, "redop": redop, "dest": dest, "rtype": rtype}
+    info = {"mode": mode, "redop": redop, "dest": dest, "rtype": rtype,
+            "bar_id": bar_id, "bar_count": count}
     return Built(control=control, kind="barrier", info=info)

@@ -16,6 +16,7 @@ import numpy as np
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.memory import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
+from gpudbg.sim.memory.spaces import AccessType
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.ops.symbols import symbol_kind, symbol_reader
 
@@ -215,7 +216,9 @@ def build_ld(inst, tc) -> Built:
             v = mem.load(X, idx, dtype, count)
             for i, w in enumerate(out):
                 w(X, idx, np.ascontiguousarray(v[:, i]))
-    return Built(run, info={"space": space, "access": "read"})
+    # "memory" declares the access for analysis tools (sim/instrument.py)
+    return Built(run, info={"space": space, "access": "read",
+                            "memory": ((mem, AccessType.READ, dtype.itemsize * count),)})
 
 
 @op("st")
@@ -237,7 +240,8 @@ def build_st(inst, tc) -> Built:
             n = _count(X, idx)
             v = np.stack([_as_lanes(r(X, idx), n, dtype) for r in src], axis=1)
             mem.store(X, idx, v, dtype, count)
-    return Built(run, info={"space": space, "access": "write"})
+    return Built(run, info={"space": space, "access": "write",
+                            "memory": ((mem, AccessType.WRITE, dtype.itemsize * count),)})
 
 
 def _atomic_parts(inst, tc):
@@ -277,7 +281,8 @@ def build_atom(inst, tc) -> Built:
         old = mem.atomic(X, idx, opname, vals, dtype, cmp, want_old=not dead)
         if old is not None:
             d(X, idx, old)
-    return Built(run, info={"space": space, "access": "atomic"})
+    return Built(run, info={"space": space, "access": "atomic",
+                            "memory": ((mem, AccessType.ATOMIC, dtype.itemsize),)})
 
 
 @op("red")
@@ -289,7 +294,8 @@ def build_red(inst, tc) -> Built:
     def run(X, idx):
         vals = _as_lanes(b(X, idx), _count(X, idx), dtype)
         mem.atomic(X, idx, opname, vals, dtype, None, want_old=False)
-    return Built(run, info={"space": space, "access": "atomic"})
+    return Built(run, info={"space": space, "access": "atomic",
+                            "memory": ((mem, AccessType.ATOMIC, dtype.itemsize),)})
 
 
 @op("cp")
@@ -333,7 +339,8 @@ def build_cp(inst, tc) -> Built:
             if partial.any():
                 raise UnsupportedInstruction("cp.async with a partial src-size is not supported")
         dst.store(X, idx, v if words > 1 else v[:, 0], u32, words)
-    return Built(run, info={"space": "shared", "access": "write"})
+    return Built(run, info={"space": "shared", "access": "write",
+                            "memory": ((src, AccessType.READ, 4 * words), (dst, AccessType.WRITE, 4 * words))})
 
 
 @op("cvta")

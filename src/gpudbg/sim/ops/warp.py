@@ -37,6 +37,16 @@ def _per_warp_or(X, slots, bits):
     return sums.astype(np.uint64)[w].astype(np.uint32)
 
 
+def _sync_info(inst, tc, mask_operand: int) -> dict:
+    """What analysis tools need of a .sync instruction (sim/instrument.py):
+    its name and the reader of its member mask."""
+    if "sync" not in inst.modifiers:
+        return {}
+    ops = inst.operands
+    mask = tc.reader(ops[mask_operand], U32) if len(ops) > mask_operand else None
+    return {"sync_op": f"{inst.opcode}.sync", "sync_mask": mask}
+
+
 def _member(X, idx, mreader):
     if mreader is None:
         return None
@@ -89,7 +99,7 @@ def build_vote(inst, tc) -> Built:
             d(X, idx, ballot != 0)
         else:
             d(X, idx, (ballot == active) | (ballot == 0))
-    return Built(run)
+    return Built(run, info=_sync_info(inst, tc, 2))
 
 
 @op("shfl")
@@ -139,7 +149,7 @@ def build_shfl(inst, tc) -> Built:
         d(X, idx, v)
         if pw is not None:
             pw(X, idx, np.broadcast_to(ok, s.shape).copy())
-    return Built(run)
+    return Built(run, info=_sync_info(inst, tc, 4))
 
 
 @op("match")
@@ -181,7 +191,7 @@ def build_match(inst, tc) -> Built:
         d(X, idx, np.where(same, active, np.uint32(0)))
         if pw is not None:
             pw(X, idx, same)
-    return Built(run)
+    return Built(run, info=_sync_info(inst, tc, 2))
 
 
 @op("redux")
@@ -215,4 +225,4 @@ def build_redux(inst, tc) -> Built:
             ufunc.at(acc, w, v)
             r = acc
         d(X, idx, r[w])
-    return Built(run)
+    return Built(run, info=_sync_info(inst, tc, 2))
