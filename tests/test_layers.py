@@ -12,11 +12,13 @@ SRC = Path(__file__).resolve().parent.parent / "src" / "gpudbg"
 # layer -> packages it must never import
 FORBIDDEN = {
     "driver": ("gpudbg.runtime", "gpudbg.api", "gpudbg.cuda_driver", "gpudbg.cuda_runtime", "gpudbg.native",
-               "gpudbg.cli"),
+               "gpudbg.cli", "gpudbg.sanitizer"),
     "sim": ("gpudbg.runtime", "gpudbg.api", "gpudbg.cuda_driver", "gpudbg.cuda_runtime", "gpudbg.native",
-            "gpudbg.cli"),
-    "ptx": ("gpudbg.runtime", "gpudbg.api", "gpudbg.driver", "gpudbg.sim", "gpudbg.cli"),
-    "cuda_driver": ("gpudbg.runtime", "gpudbg.api", "gpudbg.cuda_runtime", "gpudbg.cli"),
+            "gpudbg.cli", "gpudbg.sanitizer"),
+    "ptx": ("gpudbg.runtime", "gpudbg.api", "gpudbg.driver", "gpudbg.sim", "gpudbg.cli", "gpudbg.sanitizer"),
+    "cuda_driver": ("gpudbg.runtime", "gpudbg.api", "gpudbg.cuda_runtime", "gpudbg.cli", "gpudbg.sanitizer"),
+    # analysis tools sit beside the debugger: over the device and API layers, under the CLI
+    "sanitizer": ("gpudbg.cli", "gpudbg.debug"),
 }
 
 
