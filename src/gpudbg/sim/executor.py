@@ -78,7 +78,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                 X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
                                   wave_blocks, plan, budget - total, res)
                 X.observer = observer
-                X.tap = tap
+                X.tap = tap if tap is not None and tap.observes_execution else None
                 if tap is not None:
                     tap.wave_begin(X)
                 try:

@@ -133,6 +133,11 @@ class Tap(Tool):
 
     def __init__(self, tools: Sequence[Tool]):
         self.tools = tuple(tools)
+        # whether any tool looks at execution itself: if none does (host-side
+        # checks only), kernels run the plain step loop at full speed
+        self.observes_execution = any(
+            getattr(type(t), name) is not getattr(Tool, name)
+            for t in tools for name in _DEVICE_EVENTS)
 
 
 def _fan_out(name: str):
@@ -142,6 +147,8 @@ def _fan_out(name: str):
     call.__name__ = name
     return call
 
+
+_DEVICE_EVENTS = ("memory", "barrier_arrival", "barrier_complete", "warp_sync")
 
 for _name in ("launch_begin", "wave_begin", "wave_end", "launch_end", "memory", "barrier_arrival",
               "barrier_complete", "warp_sync", "allocated", "freed", "host_write", "host_copy"):
