@@ -1,47 +1,81 @@
-"""`gpudbg check PROGRAM.py [args]`: a compute-sanitizer for the simulator.
+"""`gpudbg check PROGRAM [args]`: compute-sanitizer for the simulator.
 
 The program runs exactly as under `gpudbg run` (the same run_host: runpy in
-this process, escaped KernelFaultError plus the sticky fault left on every
-device's context), so there is no second way of finding faults to keep in
-step. What check adds is the verdict: every fault is printed as a
-compute-sanitizer-style block, an `ERROR SUMMARY: N errors` line ends the
-run, and the exit status is 1 when any device fault was found. The findings
-can also be written as JSON, and an NVIDIA coredump can be taken at the
-fault. The simulator already checks every access, so check has no
-instrumentation of its own and finds nothing the simulator does not (no
-race or initcheck tools); a host-side Python error is shown as such, not
-counted as a device error.
+this process, or a native executable in a child with the drop-in
+libraries), so there is one way of finding device faults: the simulator's
+own precise checks, which are memcheck's core. What check adds:
+- the tools of compute-sanitizer's interface (--tool memcheck|racecheck|
+  initcheck|synccheck) and its host-side checks (API errors, double and
+  invalid frees, --leak-check), as a sanitizer session (gpudbg.sanitizer)
+  installed for the run, or in the native program's process through
+  GPUDBG_CHECK_CONFIG;
+- the verdict: every fault and finding printed as a compute-sanitizer
+  block up to --print-limit, an `ERROR SUMMARY: N errors` line, exit
+  status 1 (or --error-exitcode) when any error was found;
+- the findings as JSON or XML (check_output.py), a coredump at the fault.
+A host-side Python error is shown as such, not counted as a device error.
 """
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import enum
-import json
+import gc
 import os
 import sys
-import tempfile
-from pathlib import Path
 from contextlib import contextmanager
 from typing import Any, Iterator
+
+from gpudbg.cli.check_output import (  # noqa: F401  (finding_dict etc. are this module's API too)
+    CHECK_JSON_SCHEMA, FindingKind, errors_in, faulting_threads, finding_dict, finding_kind,
+    target_problem, write_json_atomically, write_xml_atomically,
+)
+from gpudbg.sanitizer.config import DEFAULT_PRINT_LIMIT, ApiErrors, CheckConfig, Schedule
+from gpudbg.sanitizer.findings import ToolName
 
 PREFIX = "========="
 BAD_USAGE = 2
 COREDUMP_ENV = "GPUDBG_COREDUMP_ON_EXCEPTION"
 COREDUMP_FILE_ENV = "GPUDBG_COREDUMP_FILE"
+_YES_NO = {"yes": True, "no": False}
 
 
-class FindingKind(enum.Enum):
-    """What a finding is; the `finding` field of the JSON."""
-
-    KERNEL_FAULT = "kernel_fault"   # a CUDBG exception, precise to the lane
-    KERNEL_HANG = "kernel_hang"     # a barrier deadlock or an exhausted instruction budget
-    DEVICE_ERROR = "device_error"   # a sticky context error with no FaultReport (e.g. a watchdog hang)
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must not be negative")
+    return value
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tool", choices=[t.value for t in ToolName], default=ToolName.MEMCHECK.value,
+                        help="memcheck (default: faults, use after free, API errors), racecheck "
+                             "(shared-memory hazards and cross-block global races), initcheck "
+                             "(reads of uninitialized memory), synccheck (barrier and warp-sync misuse)")
+    parser.add_argument("--leak-check", choices=["full", "no"], default="no",
+                        help="report device memory never freed, with its allocation site (memcheck)")
+    parser.add_argument("--report-api-errors", choices=[a.value for a in ApiErrors],
+                        default=ApiErrors.EXPLICIT.value, help="report failing API calls (default explicit)")
+    parser.add_argument("--print-limit", type=_non_negative, default=DEFAULT_PRINT_LIMIT, metavar="N",
+                        help=f"print at most N errors (default {DEFAULT_PRINT_LIMIT}; 0: no limit); "
+                             "all are counted")
+    parser.add_argument("--error-exitcode", type=_non_negative, default=None, metavar="N",
+                        help="exit with N when any error was found (default 1)")
+    parser.add_argument("--show-backtrace", choices=["yes", "no", "host", "device"], default="yes",
+                        help="print the host call site of each finding (yes/host) or not")
+    parser.add_argument("--track-unused-memory", action="store_true",
+                        help="initcheck: warn about allocated bytes never written")
+    parser.add_argument("--racecheck-global", choices=["yes", "no"], default="yes",
+                        help="racecheck: also races between blocks in global memory (default yes)")
+    parser.add_argument("--schedule", choices=[s.value for s in Schedule], default=Schedule.LOWEST_PC.value,
+                        help="thread schedule: lowest-pc (deterministic, default) or random "
+                             "(warps interleaved at random each step, reproducible with --seed)")
+    parser.add_argument("--seed", type=_non_negative, default=0, metavar="N",
+                        help="seed of --schedule random")
     parser.add_argument("--json", metavar="FILE",
                         help="also write the findings as a JSON list to FILE (atomically)")
+    parser.add_argument("--xml", metavar="FILE", help="also write the findings as XML to FILE (atomically)")
     parser.add_argument("--coredump", action="store_true",
                         help="write an NVIDIA GPU coredump (.nvcudmp) when a kernel faults "
                              f"(as {COREDUMP_ENV}=1)")
@@ -56,62 +90,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the program")
 
 
-def finding_kind(fault: Any) -> FindingKind:
-    if fault.report is None:
-        return FindingKind.DEVICE_ERROR
-    return FindingKind.KERNEL_HANG if fault.report.hang is not None else FindingKind.KERNEL_FAULT
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-friendly copy: enums by name (CUDBG codes) or value (text
-    enums), tuples as lists, numpy scalars as Python numbers."""
-    if isinstance(value, enum.Enum):
-        return value.value if isinstance(value.value, str) else value.name
-    if isinstance(value, (str, bool)) or value is None:
-        return value
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (int, float)):
-        return value
-    if hasattr(value, "item"):   # numpy scalar
-        return _plain(value.item())
-    return str(value)
-
-
-def finding_dict(fault: Any, program: str) -> dict[str, Any]:
-    """One finding: the program, the finding kind, where it came from, and
-    every FaultReport field (the dataclass's own list, so new fields follow)."""
-    out: dict[str, Any] = {"program": program, "finding": finding_kind(fault).value,
-                           "origin": fault.origin.value, "device": fault.device}
-    report = fault.report
-    if report is None:
-        out["message"] = fault.message
-        return out
-    for f in dataclasses.fields(report):
-        out[f.name] = _plain(getattr(report, f.name))
-    out["kind_code"] = int(report.kind)
-    out["title"] = report.title
-    return out
-
-
-def write_json_atomically(path: str, payload: Any) -> None:
-    """A temp file beside the target, then rename: readers never see half a file."""
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(payload, f, indent=2)
-            f.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+def config_from(args: argparse.Namespace) -> CheckConfig:
+    return CheckConfig(tool=ToolName(args.tool), leak_check=args.leak_check == "full",
+                       report_api_errors=ApiErrors(args.report_api_errors), print_limit=args.print_limit,
+                       error_exitcode=args.error_exitcode,
+                       show_backtrace=args.show_backtrace in ("yes", "host"),
+                       schedule=Schedule(args.schedule), seed=args.seed,
+                       track_unused_memory=args.track_unused_memory,
+                       racecheck_global=_YES_NO[args.racecheck_global])
 
 
 def format_fault(fault: Any) -> str:
@@ -161,48 +147,58 @@ def _host_error_line(run: Any) -> str | None:
         if run.fault_count:
             return f"{PREFIX} Target application raised {what} (after the device fault above)"
         return f"{PREFIX} Target application raised {what}: a host (Python) error, not a device fault"
-    if run.status not in (0, 1) or (run.status == 1 and not run.fault_count):
+    if run.status not in (0, 1, 130) or (run.status == 1 and not run.fault_count):
         return f"{PREFIX} Target application returned an error (exit status {run.status})"
     return None
 
 
-def check_program(program: str, args: list[str], json_file: str | None = None) -> int:
-    """Run and report; the exit status: 1 for device faults, else the program's."""
+def check_program(program: str, args: list[str], json_file: str | None = None,
+                  config: CheckConfig | None = None, xml_file: str | None = None) -> int:
+    """Run under the configured tool and report; the exit status: the
+    program's, or 1 (--error-exitcode) when any error was found."""
+    from gpudbg.cli import native
     from gpudbg.cli.run import run_host
+    from gpudbg.sanitizer.report import Reporter
+    from gpudbg.sanitizer.session import SanitizerSession
 
+    config = config or CheckConfig()
     if not os.path.isfile(program):
         print(f"gpudbg check: {program}: no such file", file=sys.stderr)
         return BAD_USAGE
-    _show(f"{PREFIX} GPUDBG CHECK")
-    shown = 0
+    tool = "" if config.tool is ToolName.MEMCHECK else f" ({config.tool.value})"
+    _show(f"{PREFIX} GPUDBG CHECK{tool}")
+    reporter = Reporter(config.print_limit, config.show_backtrace, write=_show)
 
     def on_fault(fault: Any) -> None:
-        nonlocal shown
-        if shown:
-            _show(PREFIX)
-        _show(format_fault(fault))
-        shown += 1
+        if reporter.count_fault(faulting_threads(fault.report)):
+            _show((PREFIX + "\n" if reporter.printed > 1 else "") + format_fault(fault))
 
-    run = run_host(program, args, on_fault, tool="check")
+    session = None
+    if not native.is_native(program):
+        session = SanitizerSession(config, reporter).start()
+    try:
+        with _environment({native.CHECK_CONFIG_ENV: config.to_json()}):
+            run = run_host(program, args, on_fault, tool="check")
+    finally:
+        if session is not None:
+            gc.collect()            # the program's objects that free device memory when collected
+            session.finish()
     line = _host_error_line(run)
     if line is not None:
         _show(line)
-    _show(summary_line(run.fault_count))
+    native_errors = sum(errors_in(row) for row in run.findings)
+    total = reporter.errors + native_errors
+    for text in reporter.summary_lines(native_errors):
+        _show(text)
+    rows = [finding_dict(f, program) for f in run.faults] + run.findings + \
+        [f.as_dict() for f in reporter.findings]
     if json_file is not None:
-        write_json_atomically(json_file, [finding_dict(f, program) for f in run.faults] + run.findings)
+        write_json_atomically(json_file, rows)
+    if xml_file is not None:
+        write_xml_atomically(xml_file, rows, program)
+    if total:
+        return config.error_exitcode if config.error_exitcode is not None else 1
     return run.status
-
-
-def _json_target_problem(path: str) -> str | None:
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        return f"{path} is a directory"
-    if not directory.is_dir():
-        return f"directory {directory} does not exist"
-    if not os.access(directory, os.W_OK):
-        return f"directory {directory} is not writable"
-    return None
 
 
 def execute(args: argparse.Namespace) -> int:
@@ -217,10 +213,10 @@ def execute(args: argparse.Namespace) -> int:
             print(f"gpudbg check: --coredump-file: {e}", file=sys.stderr)
             return BAD_USAGE
         env[COREDUMP_FILE_ENV] = args.coredump_file
-    if args.json is not None:
-        problem = _json_target_problem(args.json)
+    for option, path in (("--json", args.json), ("--xml", args.xml)):
+        problem = target_problem(path) if path is not None else None
         if problem is not None:
-            print(f"gpudbg check: --json: {problem}", file=sys.stderr)
+            print(f"gpudbg check: {option}: {problem}", file=sys.stderr)
             return BAD_USAGE
     if args.devcoredump is not None:
         from gpudbg.dump.devcoredump.capture import DevcoredumpConfigError, enable
@@ -231,7 +227,7 @@ def execute(args: argparse.Namespace) -> int:
             return BAD_USAGE
     try:
         with _environment(env):
-            return check_program(args.program, list(args.args), args.json)
+            return check_program(args.program, list(args.args), args.json, config_from(args), args.xml)
     finally:
         if args.devcoredump is not None:
             from gpudbg.dump.devcoredump.capture import disable

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 SESSION_ENV = "GPUDBG_NATIVE_SESSION"
+CHECK_CONFIG_ENV = "GPUDBG_CHECK_CONFIG"     # the check's tools, started in the program's process
 STARTUP_ENV = "GPUDBG_NATIVE_STARTUP"     # read by gpudbg.native.bridge
 ELF_MAGIC = b"\x7fELF"
 
@@ -167,7 +168,26 @@ def child_start() -> None:
         print(f"gpudbg: {SESSION_ENV} is not JSON; no report at exit", file=sys.stderr)
         return
     _armed.append(session)
+    if session.get("tool") == "check":
+        _start_tools(session)
     atexit.register(_at_exit, session)
+
+
+def _start_tools(session: dict[str, Any]) -> None:
+    """The sanitizer session of `gpudbg check`, in the program's process
+    (where its simulated GPU is); its findings are printed here and sent
+    to the parent with the faults."""
+    from gpudbg.sanitizer.config import CheckConfig
+    from gpudbg.sanitizer.report import Reporter
+    from gpudbg.sanitizer.session import SanitizerSession
+
+    try:
+        config = CheckConfig.from_environment() or CheckConfig()
+    except ValueError as e:
+        print(f"gpudbg: {e}; checking with memcheck", file=sys.stderr)
+        config = CheckConfig()
+    reporter = Reporter(config.print_limit, config.show_backtrace, write=lambda t: print(t, flush=True))
+    session["_tools"] = SanitizerSession(config, reporter).start()
 
 
 def _at_exit(session: dict[str, Any]) -> None:
@@ -184,13 +204,24 @@ def _report(session: dict[str, Any]) -> None:
 
     faults = sticky_faults(0)
     program = str(session.get("program", "?"))
-    for i, fault in enumerate(faults):
+    tools = session.get("_tools")
+    reporter = tools.reporter if tools is not None else None
+    for fault in faults:
         if session.get("tool") == "check":
-            print((PREFIX + "\n" if i else "") + format_fault(fault), flush=True)
+            shown = reporter is not None and reporter.printed > 0
+            print((PREFIX + "\n" if shown else "") + format_fault(fault), flush=True)
+            if reporter is not None:
+                reporter.printed += 1
         else:
             print_fault(fault)
+    rows = [finding_dict(f, program) for f in faults]
+    if tools is not None:
+        import gc
+        gc.collect()
+        tools.finish()
+        rows += [f.as_dict() for f in reporter.findings]
     results = session.get("results")
     if results:
-        write_json_atomically(results, [finding_dict(f, program) for f in faults])
+        write_json_atomically(results, rows)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -23,7 +23,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gpudbg.sim import debug_port
+from gpudbg.sim import debug_port, instrument
 from gpudbg.driver import commands as C
 from gpudbg.driver import fatbin as FB
 from gpudbg.driver import launch_config, limits
@@ -525,6 +525,9 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
                                host_tid=threading.get_native_id() & 0xFFFFFFFF)
     alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)
     alloc.data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + len(params)] = memoryview(params)
+    tap = instrument.active()
+    if tap is not None:
+        tap.launch_enqueued(gpu, grid_id, function.name)
     fence = stream.submit(limits.launch_commands(context, stream, function)
                           + [C.make(C.Opcode.LAUNCH, descriptor=alloc.base)])
     context.defer_free(stream, fence, alloc)

@@ -41,6 +41,8 @@ class DeviceSite:
     source_line: int | None
     block: tuple[int, int, int] | None
     thread: tuple[int, int, int] | None
+    device: int | None = None
+    grid_id: int | None = None      # which launch: its host call site is known by it
 
     @property
     def where(self) -> str:
@@ -60,7 +62,8 @@ class DeviceSite:
                 "offset": self.offset, "instruction": self.instruction,
                 "source_file": self.source_file, "source_line": self.source_line,
                 "block": list(self.block) if self.block else None,
-                "thread": list(self.thread) if self.thread else None}
+                "thread": list(self.thread) if self.thread else None,
+                "device": self.device, "grid_id": self.grid_id}
 
 
 @dataclass

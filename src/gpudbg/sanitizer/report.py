@@ -33,11 +33,16 @@ class Reporter:
         self.printed = 0
         self.suppressed = 0
         self._lock = threading.RLock()
+        self.launch_sites = None     # sites.LaunchSites, set by the session's first tool
 
     def block(self, finding: Finding) -> str:
         return "\n".join(f"{PREFIX} {line}" for line in finding.lines(self.show_backtrace))
 
     def add(self, finding: Finding) -> None:
+        """Count and print a finding; a device finding without a host site
+        gets its launch's."""
+        if not finding.host_site and self.launch_sites is not None:
+            finding.host_site = self.launch_sites.site_of(finding.site)
         with self._lock:
             self.findings.append(finding)
             if finding.severity is Severity.ERROR:
@@ -46,11 +51,12 @@ class Reporter:
                 self.warnings += 1
             self._show(self.block(finding))
 
-    def count_fault(self) -> bool:
-        """A device fault printed elsewhere; False when over the print
-        limit (the caller then does not print it)."""
+    def count_fault(self, errors: int = 1) -> bool:
+        """A device fault printed elsewhere, standing for `errors` errors
+        (its faulting threads); False when over the print limit (the caller
+        then does not print it)."""
         with self._lock:
-            self.errors += 1
+            self.errors += errors
             if self.print_limit and self.printed >= self.print_limit:
                 self.suppressed += 1
                 return False
@@ -69,13 +75,16 @@ class Reporter:
     def separator_needed(self) -> bool:
         return self.printed > 0
 
-    def summary_lines(self) -> list[str]:
+    def summary_lines(self, extra_errors: int = 0) -> list[str]:
+        """The closing lines; `extra_errors` were counted elsewhere (a
+        native program's process)."""
+        errors = self.errors + extra_errors
         lines = []
         if self.suppressed:
             lines.append(f"{PREFIX} Printing limit reached: {self.suppressed} more error"
                          f"{'' if self.suppressed == 1 else 's'} not shown (--print-limit "
                          f"{self.print_limit})")
-        lines.append(f"{PREFIX} ERROR SUMMARY: {self.errors} error{'' if self.errors == 1 else 's'}")
+        lines.append(f"{PREFIX} ERROR SUMMARY: {errors} error{'' if errors == 1 else 's'}")
         if self.warnings:
             lines.append(f"{PREFIX} WARNING SUMMARY: {self.warnings} warning"
                          f"{'' if self.warnings == 1 else 's'}")

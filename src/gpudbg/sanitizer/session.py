@@ -23,7 +23,7 @@ TOOL_CLASSES: dict[ToolName, tuple[str, ...]] = {
     ToolName.SYNCCHECK: ("gpudbg.sanitizer.synccheck:SynccheckTool",),
 }
 # installed whatever the tool (they watch API calls, frees and allocations)
-HOST_CHECKS = ("gpudbg.sanitizer.host_checks:HostChecks",)
+HOST_CHECKS = ("gpudbg.sanitizer.sites:LaunchSites", "gpudbg.sanitizer.host_checks:HostChecks")
 
 
 def _load(spec: str) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 from gpudbg.sanitizer.findings import DeviceSite
 from gpudbg.sim.faults import CUDBGException
+from gpudbg.sim.instrument import Tool
 
 _LIBRARY_ROOTS: tuple[str, ...] = ()
 
@@ -55,4 +56,29 @@ def device_site(X: Any, pc: int, slot: int | None) -> DeviceSite:
     offset = r.pc - prog.code_address(entry)
     return DeviceSite(kernel=r.kernel, function=r.function, pc=r.pc, offset=offset,
                       instruction=r.instruction, source_file=r.source_file,
-                      source_line=r.source_line, block=r.block, thread=r.thread)
+                      source_line=r.source_line, block=r.block, thread=r.thread,
+                      device=getattr(X.gpu, "ordinal", None), grid_id=X.grid_id)
+
+
+class LaunchSites(Tool):
+    """Remembers the host call site of every launch (captured on the
+    launching thread), so a device finding names the Python line that
+    launched its kernel. Installed first by every sanitizer session."""
+
+    name = "launch sites"
+    LIMIT = 4096          # launches remembered (the oldest are forgotten)
+
+    def __init__(self, config: Any = None, reporter: Any = None):
+        self.sites: dict[tuple[int | None, int], list[str]] = {}
+        if reporter is not None:
+            reporter.launch_sites = self
+
+    def launch_enqueued(self, gpu: Any, grid_id: int, kernel: str) -> None:
+        if len(self.sites) >= self.LIMIT:
+            self.sites.pop(next(iter(self.sites)))
+        self.sites[(getattr(gpu, "ordinal", None), grid_id)] = host_site()
+
+    def site_of(self, site: DeviceSite | None) -> list[str]:
+        if site is None or site.grid_id is None:
+            return []
+        return list(self.sites.get((site.device, site.grid_id), []))

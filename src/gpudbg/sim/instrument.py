@@ -105,6 +105,10 @@ class Tool:
     name = "tool"
 
     # launches and waves
+    def launch_enqueued(self, gpu: Any, grid_id: int, kernel: str) -> None:
+        """On the host thread that launches, when the launch is submitted
+        (where a tool can capture the host call site)."""
+
     def launch_begin(self, launch: Launch) -> None: ...
     def wave_begin(self, X: Any) -> None: ...
     def wave_end(self, X: Any) -> None: ...
@@ -150,7 +154,7 @@ def _fan_out(name: str):
 
 _DEVICE_EVENTS = ("memory", "barrier_arrival", "barrier_complete", "warp_sync")
 
-for _name in ("launch_begin", "wave_begin", "wave_end", "launch_end", "memory", "barrier_arrival",
+for _name in ("launch_enqueued", "launch_begin", "wave_begin", "wave_end", "launch_end", "memory", "barrier_arrival",
               "barrier_complete", "warp_sync", "allocated", "freed", "host_write", "host_copy"):
     setattr(Tap, _name, _fan_out(_name))
 
