@@ -177,9 +177,12 @@ def _start_tools(session: dict[str, Any]) -> None:
     """The sanitizer session of `gpudbg check`, in the program's process
     (where its simulated GPU is); its findings are printed here and sent
     to the parent with the faults."""
+    from gpudbg.sanitizer import sites
     from gpudbg.sanitizer.config import CheckConfig
     from gpudbg.sanitizer.report import Reporter
     from gpudbg.sanitizer.session import SanitizerSession
+
+    sites.native_process = True
 
     try:
         config = CheckConfig.from_environment() or CheckConfig()

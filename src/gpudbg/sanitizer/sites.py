@@ -4,8 +4,10 @@ the calling thread's Python stack.
 The host site of an allocation, a free or a launch is the stack of the
 user's program at the API call, without gpudbg's, Numba's and
 cuda-python's own frames (what compute-sanitizer calls the host backtrace
-"up to driver entry point"). Native programs call through the C bridge, so
-their Python stack ends at the bridge: their host site is empty."""
+"up to driver entry point"). A native program has no Python frame of its
+own (it calls through the C bridge): its host site is its C frames, as
+glibc's backtrace_symbols names them (without debug information: module,
+exported symbol or offset)."""
 from __future__ import annotations
 
 import os
@@ -16,36 +18,79 @@ from gpudbg.sanitizer.findings import DeviceSite
 from gpudbg.sim.faults import CUDBGException
 from gpudbg.sim.instrument import Tool
 
-_LIBRARY_ROOTS: tuple[str, ...] = ()
+def _library_roots() -> tuple[str, ...]:
+    """Folders whose frames are not the user's: gpudbg, the standard
+    library and installed packages (numba, cuda-python, numpy, ...)."""
+    import sysconfig
+
+    import gpudbg
+    roots = {os.path.dirname(os.path.abspath(gpudbg.__file__))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(os.path.abspath(path))
+    return tuple(r + os.sep for r in sorted(roots))
 
 
-def _roots() -> tuple[str, ...]:
-    global _LIBRARY_ROOTS
-    if not _LIBRARY_ROOTS:
-        import gpudbg
-        roots = [os.path.dirname(os.path.abspath(gpudbg.__file__)) + os.sep]
-        for name in ("numba", "numba_cuda", "cuda", "runpy", "importlib", "threading"):
-            mod = sys.modules.get(name)
-            path = getattr(mod, "__file__", None) if mod is not None else None
-            if path:
-                roots.append(os.path.dirname(os.path.abspath(path)) + os.sep)
-        _LIBRARY_ROOTS = tuple(roots)
-    return _LIBRARY_ROOTS
+_ROOTS: tuple[str, ...] = ()
+# set in a native program's process (cli/native.py), where C frames are the user's
+native_process = False
 
 
 def host_site(limit: int = 8) -> list[str]:
     """The user's frames of the calling thread, outermost first, as
-    'file:line in function'."""
-    roots = _roots()
+    'file:line in function'; for a native program (no Python frame of its
+    own) the C frames of the program and its libraries."""
+    global _ROOTS
+    if not _ROOTS:
+        _ROOTS = _library_roots()
     frames = []
     f = sys._getframe(1)
     while f is not None:
         path = f.f_code.co_filename
-        if not path.startswith("<frozen") and not os.path.abspath(path).startswith(roots):
+        if not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS):
             frames.append(f"{path}:{f.f_lineno} in {f.f_code.co_name}")
         f = f.f_back
     frames.reverse()
+    if not frames and native_process:
+        frames = native_frames()
     return frames[-limit:]
+
+
+# Shared objects that are the machinery between a native program and
+# gpudbg's Python, never the user's code.
+_MACHINERY = ("libpython", "libffi", "_ctypes", "libc.so", "ld-linux", "libcuda.so",
+              "libcudart.so", "libnvJitLink.so", "libstdc++", "libgcc_s", "python3.")
+
+
+def _is_machinery(frame: str) -> bool:
+    module = os.path.basename(frame.split("(")[0].split(" ")[0])
+    return module in ("python", "python3") or module.startswith(_MACHINERY)
+
+
+def native_frames(depth: int = 64) -> list[str]:
+    """The calling thread's C frames outside the machinery (glibc's
+    backtrace/backtrace_symbols), outermost first: 'module(symbol+0x12)
+    [0xaddr]' as glibc words them."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None)
+        buf = (ctypes.c_void_p * depth)()
+        n = libc.backtrace(buf, depth)
+        libc.backtrace_symbols.restype = ctypes.POINTER(ctypes.c_char_p)
+        names = libc.backtrace_symbols(buf, n)
+    except (OSError, AttributeError):
+        return []
+    if not names:
+        return []
+    try:
+        frames = [names[i].decode(errors="replace") for i in range(n)]
+    finally:
+        libc.free(ctypes.cast(names, ctypes.c_void_p))
+    own = [f for f in frames if not _is_machinery(f)]
+    own.reverse()
+    return own
 
 
 def device_site(X: Any, pc: int, slot: int | None) -> DeviceSite:
