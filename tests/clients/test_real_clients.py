@@ -43,7 +43,7 @@ def nvcc_programs(tmp_path_factory) -> Path:
     if shutil.which("nvcc") is None:
         pytest.skip("nvcc is not installed (CUDA toolkit)")
     out = tmp_path_factory.mktemp("nvcc")
-    for name in ("vecadd", "reduce", "streams", "symbol", "managed", "graph", "oob", "pending_exit"):
+    for name in ("vecadd", "reduce", "streams", "symbol", "managed", "graph", "oob", "pending_exit", "racy"):
         subprocess.run(["nvcc", "-cudart", "shared", "-gencode", "arch=compute_80,code=compute_80", "-lineinfo",
                         "-o", str(out / name), str(PROGRAMS / f"{name}.cu")], check=True, timeout=TIMEOUT,
                        capture_output=True)
@@ -79,6 +79,23 @@ def test_nvcc_out_of_bounds_is_reported_like_compute_sanitizer(nvcc_programs, tm
     [finding] = json.loads(findings.read_text())
     assert finding["kind"] == "CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS" and finding["source_line"] == 7
     assert finding["program"] == "./oob"
+
+
+@needs_nvcc
+def test_nvcc_race_and_leak_found_in_the_programs_process(nvcc_programs, tmp_path):
+    """The tools run where the simulated GPU is, the native program's own
+    process; its findings reach the parent's summary and JSON."""
+    findings = tmp_path / "race.json"
+    r = gpudbg("check", "--tool", "racecheck", "--json", str(findings), "./racy", cwd=nvcc_programs)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Error: Race reported between Write access" in r.stdout and "racy.cu:11" in r.stdout
+    assert "PASSED" in r.stdout
+    rows = json.loads(findings.read_text())
+    assert rows and {row["tool"] for row in rows} == {"racecheck"}
+    r = gpudbg("check", "--leak-check", "full", "./racy", cwd=nvcc_programs)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "Leaked 4096 bytes" in r.stdout and "racy" in r.stdout
+    assert "ERROR SUMMARY: 1 error" in r.stdout
 
 
 @needs_nvcc
