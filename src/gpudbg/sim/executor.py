@@ -15,21 +15,29 @@ model, round-robin over SMs as hardware distributes them; a grid larger
 than one wave runs in successive waves. What it deliberately does not do:
 model timing, caches or memory ordering between threads of a wave (all
 memory operations happen in one global order, which is one legal outcome).
+
+Other schedules (sim/schedule.py: random interleaving of warps, by seed)
+run in a second loop, chosen once per launch, so the default loop pays
+nothing for them. Both loops let the launch's KernelWatch (sim/kernel_watch.py)
+stop a kernel that runs too long, is cancelled, or exceeds an instruction
+budget (none unless GPUDBG_INSTRUCTION_BUDGET sets one): it counts the steps
+started at each pc and looks at the clock every CHECK_STEPS steps.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
-from gpudbg.sim import debug_port, instrument, launch_limits
+from gpudbg.sim import debug_port, instrument, launch_limits, schedule
+from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
+from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
 from gpudbg.sim.wave import LaunchResources, WaveExecution, build_waves, local_size_for
 
-DEFAULT_BUDGET = 1 << 34
+DEFAULT_BUDGET = None   # no instruction budget: GPUDBG_HANG_TIMEOUT stops runaway kernels
 
 
 @dataclass
@@ -41,14 +49,15 @@ class LaunchStats:
     cycles: int
 
 
-def instruction_budget(gpu) -> int:
-    env = os.environ.get("GPUDBG_INSTRUCTION_BUDGET")
-    if env:
-        return int(env)
-    b = getattr(gpu, "instruction_budget", None)
-    if b:
-        return int(b)
-    return int(getattr(gpu.model, "instruction_budget", DEFAULT_BUDGET) or DEFAULT_BUDGET)
+def instruction_budget(gpu) -> int | None:
+    """Thread-instructions a launch may run: GPUDBG_INSTRUCTION_BUDGET, else
+    the GPU's or its model's setting; None: no budget. LaunchSettingError
+    (a ValueError) for an environment value that is not a positive integer."""
+    env = budget_from_environment()
+    if env is not None:
+        return env
+    b = getattr(gpu, "instruction_budget", None) or getattr(gpu.model, "instruction_budget", DEFAULT_BUDGET)
+    return int(b) if b else None
 
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
@@ -56,7 +65,14 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     """Run a whole grid to completion, or raise KernelFault."""
     grid = tuple(int(g) for g in grid)
     block = tuple(int(b) for b in block)
-    budget = instruction_budget(gpu)
+    try:
+        budget = instruction_budget(gpu)
+        watch = KernelWatch.for_launch(budget)
+        order = schedule.for_launch()
+    except (LaunchSettingError, schedule.ScheduleError) as e:
+        raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
+    if budget is None:
+        budget = UNLIMITED
     launch_limits.begin_launch(gpu)
     total = 0
     steps = 0
@@ -74,7 +90,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     failure: BaseException | None = None
     try:
         with np.errstate(all="ignore"):
-            for wave_blocks in plan.waves:
+            for wave_index, wave_blocks in enumerate(plan.waves):
                 X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
                                   wave_blocks, plan, budget - total, res)
                 X.observer = observer
@@ -83,7 +99,11 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                     tap.wave_begin(X)
                 try:
                     if port is None:
-                        run_wave(X)
+                        visits = watch.start_wave(X, wave_index, len(plan.waves))
+                        if order is None:
+                            run_wave(X, watch, visits)
+                        else:
+                            run_wave_scheduled(X, watch, visits, order)
                     else:
                         port.run_wave(X)
                     if tap is not None:
@@ -223,22 +243,59 @@ def next_group(view: np.ndarray, spin: SpinBackoff, whole: bool = True):
     return m, idx
 
 
-def run_wave(X: WaveExecution) -> None:
+def _stuck(X: WaveExecution, m: int) -> bool:
+    """Nothing is runnable (m >= PARKED): False when the wave has finished,
+    True after releasing a barrier that completed; else the deadlock."""
+    if m >= EXITED:
+        return False
+    if X.release_barriers(final=True):
+        return True
+    fault = KernelFault(X.deadlock_report())
+    fault.wave = X  # for coredumps, taken before the next launch reuses X's arrays
+    raise fault
+
+
+def run_wave(X: WaveExecution, watch: KernelWatch | None = None, visits: list[int] | None = None) -> None:
+    """The lowest-pc loop; `watch` may stop it every CHECK_STEPS steps,
+    `visits[pc]` counts the steps started at each pc."""
     code = X.program.code
     leader = X.program.leader
+    if watch is None:
+        watch = KernelWatch(None, None)
+        visits = watch.start_wave(X, 0, 1)
     spin = SpinBackoff(X)   # blocks spinning on other blocks must not starve them
+    every = watch.check_steps
+    countdown = every
     while True:
         m, idx = next_group(X.sched, spin)
         if m >= PARKED:
-            if m >= EXITED:
-                return
-            if X.release_barriers(final=True):
+            if _stuck(X, m):
                 continue
-            fault = KernelFault(X.deadlock_report())
-            fault.wave = X  # for coredumps, taken before the next launch reuses X's arrays
-            raise fault
-        execute_step(X, code, leader, int(m), idx)
-        if X.thread_instructions > X.budget:
-            fault = KernelFault(X.budget_report(int(m)))
-            fault.wave = X
-            raise fault
+            return
+        visits[m] += 1
+        execute_step(X, code, leader, m, idx)
+        countdown -= 1
+        if not countdown:
+            countdown = every
+            watch.check(X)
+
+
+def run_wave_scheduled(X: WaveExecution, watch: KernelWatch, visits: list[int], order) -> None:
+    """run_wave with another schedule (sim/schedule.py) choosing each step."""
+    code = X.program.code
+    leader = X.program.leader
+    pick = order.next_group
+    every = watch.check_steps
+    countdown = every
+    while True:
+        m, idx = pick(X.sched)
+        if m >= PARKED:
+            if _stuck(X, m):
+                continue
+            return
+        visits[m] += 1
+        execute_step(X, code, leader, m, idx)
+        countdown -= 1
+        if not countdown:
+            countdown = every
+            watch.check(X)

@@ -64,6 +64,8 @@ class HangKind(enum.Enum):
 
     BARRIER_DEADLOCK = "barrier deadlock"
     INSTRUCTION_BUDGET = "instruction budget exceeded"
+    KERNEL_TIMEOUT = "kernel timeout"          # ran longer than GPUDBG_HANG_TIMEOUT (sim/kernel_watch.py)
+    INTERRUPTED = "kernel interrupted"         # cancelled while running (Ctrl-C)
 
 
 @dataclass

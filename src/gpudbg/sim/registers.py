@@ -109,10 +109,13 @@ class HangCode(enum.IntEnum):
     BARRIER_DEADLOCK = 1    # executor: threads parked at a barrier nobody else reaches
     INSTRUCTION_BUDGET = 2  # executor: the grid ran past its instruction budget
     FENCE_TIMEOUT = 3       # driver watchdog: a fence never retired, every channel blocked
+    KERNEL_TIMEOUT = 4      # executor: a kernel ran longer than GPUDBG_HANG_TIMEOUT
+    INTERRUPTED = 5         # executor: a running kernel was cancelled (Ctrl-C)
 
 
 HANG_CODES = {HangKind.BARRIER_DEADLOCK: HangCode.BARRIER_DEADLOCK,
-              HangKind.INSTRUCTION_BUDGET: HangCode.INSTRUCTION_BUDGET}
+              HangKind.INSTRUCTION_BUDGET: HangCode.INSTRUCTION_BUDGET,
+              HangKind.KERNEL_TIMEOUT: HangCode.KERNEL_TIMEOUT, HangKind.INTERRUPTED: HangCode.INTERRUPTED}
 
 
 @dataclass
