@@ -1,0 +1,499 @@
+"""racecheck: data races in shared memory between threads of a block (as
+compute-sanitizer's racecheck finds them) and, beyond it, in global memory
+between threads of different blocks of one launch.
+
+What it is: a happens-before detector over the instrumentation events
+(sim/instrument.py) with one shadow (race_shadow.Shadow) per shared
+segment of a wave and per global allocation touched, each unit holding
+the last write, the last two concurrent reads and the last atomic as
+packed (stamp, thread). The one idea is the stamp: a process-wide event
+clock that ticks once per memory instruction and once per
+synchronization, so "ordered" is a comparison of integers:
+
+- shared memory: an earlier access by another thread of the block is
+  ordered before the current one iff a CTA barrier completed in the block
+  after it (`stamp < bar_stamp[block]`), or both threads are in one warp
+  and a `bar.warp.sync` (__syncwarp) covering the warp's live mask
+  completed after it (`stamp < wsync[warp]`). Nothing else orders
+  threads: since Volta there is no implicit warp synchrony, and
+  shfl/vote/match/redux .sync exchange registers, not memory. Atomics
+  never race with atomics; a thread never races with itself; lanes of one
+  instruction writing the same byte race (write-after-write), lanes
+  reading it do not. The shadow of a wave's shared memory is the wave's:
+  each wave starts with every older stamp ordered (`bar_stamp` = the
+  wave's first stamp), which resets it without touching it.
+- global memory (CheckConfig.racecheck_global): any two non-atomic-pair
+  accesses to the same bytes by threads of different blocks of the launch
+  with at least one a write race, whichever waves the blocks ran in
+  (blocks of a grid are never ordered within a launch); accesses by one
+  block are not judged. Stamps older than the launch's start are ignored,
+  which resets the shadows at launch_begin for free.
+
+Hazards are counted per access: one thread executing the second
+instruction once that conflicts with the first instruction counts one
+hazard, however many of its bytes overlap. One Finding per (space, hazard
+kind, first pc, second pc) per launch, emitted at launch_end in
+compute-sanitizer's words, with an example pair of threads and the
+address; sites are built when a pair is first seen, while its wave lives.
+
+What it deliberately does not do: named barriers with a thread count and
+bar.arrive order the whole block at completion (a race among threads a
+partial barrier does not cover is missed, never invented); __syncwarp with
+a partial mask orders the whole warp once every live lane of the mask has
+arrived; global-memory message passing between blocks (fences plus
+atomic flags, volatile or acquire/release accesses, grid syncs) is not
+modelled, so such protocols are reported as races; races inside one
+block in global memory, and between different launches, are not checked.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gpudbg.sanitizer import sites
+from gpudbg.sanitizer.config import CheckConfig
+from gpudbg.sanitizer.findings import DeviceSite, Finding, Severity, ToolName
+from gpudbg.sanitizer.race_shadow import WHO_MASK, Shadow, runs
+from gpudbg.sanitizer.report import Reporter
+from gpudbg.sim.instrument import BarrierArrival, Launch, MemoryAccess, Tool, WarpSync  # noqa: F401
+from gpudbg.sim.memory.spaces import AccessType, Space
+from gpudbg.sim.state import EXITED
+
+WARP_SYNC_OP = "bar.warp.sync"          # the only warp-level instruction that orders memory
+SHARED_ALIGN = 16                       # per-block stride of the shared shadow
+_LANE_BITS = (np.uint32(1) << np.arange(32, dtype=np.uint32)).astype(np.uint64)
+
+
+class Hazard(enum.Enum):
+    RAW = "raw"      # read after write
+    WAR = "war"      # write after read
+    WAW = "waw"      # write after write
+
+
+class RaceSpace(enum.Enum):
+    SHARED = "shared"
+    GLOBAL = "global"
+
+
+_WORD = {AccessType.READ: "Read", AccessType.WRITE: "Write", AccessType.ATOMIC: "Atomic"}
+
+
+@dataclass
+class Race:
+    """One (space, hazard, first pc, second pc) of a launch: its count and
+    the first example seen."""
+
+    space: RaceSpace
+    hazard: Hazard
+    first_word: str
+    second_word: str
+    first: DeviceSite
+    second: DeviceSite
+    address: int
+    size: int
+    count: int = 0
+
+
+class _LaunchState:
+    """What racecheck keeps for the launch running on one GPU."""
+
+    def __init__(self, launch: Launch, base: int, host_site: list[str]):
+        self.launch = launch
+        self.base = base                    # first stamp of the launch
+        self.host_site = host_site
+        self.pcs = np.zeros(1024, dtype=np.int64)   # stamp - base -> pc
+        self.races: dict[tuple, Race] = {}
+        bx, by, bz = launch.block
+        self.tpb = max(bx * by * bz, 1)
+        # the wave
+        self.X: Any = None
+        self.shared: Shadow | None = None
+        self.stride = 0
+        self.bar_stamp = np.zeros(0, dtype=np.int64)
+        self.bar_uniform: int | None = 0
+        self.wsync = np.zeros(0, dtype=np.int64)
+        self.pending = np.zeros(0, dtype=np.uint64)
+        self.any_wsync = False
+        self.gtid: np.ndarray | None = None   # slot -> grid-linear thread id
+        self.gblock: np.ndarray | None = None  # slot -> linear block id
+
+    def note_pc(self, stamp: int, pc: int) -> None:
+        i = stamp - self.base
+        if i >= len(self.pcs):
+            grown = np.zeros(max(2 * len(self.pcs), i + 1), dtype=np.int64)
+            grown[:len(self.pcs)] = self.pcs
+            self.pcs = grown
+        self.pcs[i] = pc
+
+    def begin_wave(self, X: Any, stamp: int) -> None:
+        self.X = X
+        nb = len(X._wave_blocks)
+        self.stride = -(-max(int(X.shared_per_block), 1) // SHARED_ALIGN) * SHARED_ALIGN
+        self.shared = None
+        self.bar_stamp = np.full(nb, stamp, dtype=np.int64)
+        self.bar_uniform = stamp
+        nw = -(-X.n // 32)
+        self.wsync = np.zeros(nw, dtype=np.int64)
+        self.pending = np.zeros(nw, dtype=np.uint64)
+        self.any_wsync = False
+        self.gtid = self.gblock = None
+
+    def global_ids(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.gtid is None:
+            L = self.X.layout
+            blocks = np.asarray(self.X._wave_blocks, dtype=np.int64)[L.block_of]
+            self.gblock = blocks
+            self.gtid = blocks * self.tpb + L.linear_tid.astype(np.int64)
+        return self.gtid, self.gblock
+
+
+class _SharedOrder:
+    """Which stored shared accesses are concurrent with one instruction's
+    (per element: k units per lane)."""
+
+    def __init__(self, st: _LaunchState, slots: np.ndarray, blocks: np.ndarray, k: int):
+        self.st, self.slots, self.blocks, self.k = st, slots, blocks, k
+        self._slot = self._bar = self._ws = None
+
+    def slot(self) -> np.ndarray:
+        if self._slot is None:
+            self._slot = self.slots if self.k == 1 else np.repeat(self.slots, self.k)
+        return self._slot
+
+    def bar(self):
+        if self._bar is None:
+            u = self.st.bar_uniform
+            if u is not None:
+                self._bar = u
+            else:
+                b = self.st.bar_stamp[self.blocks]
+                self._bar = b if self.k == 1 else np.repeat(b, self.k)
+        return self._bar
+
+    def concurrent(self, v: np.ndarray) -> np.ndarray | None:
+        s = v >> 32
+        c = s >= self.bar()
+        if not c.any():
+            return None
+        o = v & WHO_MASK
+        me = self.slot()
+        c &= o != me
+        if self.st.any_wsync and c.any():
+            if self._ws is None:
+                self._ws = self.st.wsync[me >> 5]
+            c &= ~(((o >> 5) == (me >> 5)) & (s < self._ws))
+        return c if c.any() else None
+
+    def apart(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Elements a and b of this instruction: by different threads
+        (always, for distinct lanes)."""
+        return np.ones(len(a), dtype=bool)
+
+
+class _GlobalOrder:
+    """Which stored global accesses are concurrent with one instruction's:
+    those of this launch by another block."""
+
+    def __init__(self, st: _LaunchState, blocks: np.ndarray, k: int):
+        self.st, self.k = st, k
+        self.blocks = blocks if k == 1 else np.repeat(blocks, k)
+
+    def concurrent(self, v: np.ndarray) -> np.ndarray | None:
+        c = (v >> 32) >= self.st.base
+        if not c.any():
+            return None
+        c &= ((v & WHO_MASK) // self.st.tpb) != self.blocks
+        return c if c.any() else None
+
+    def apart(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return self.blocks[a] != self.blocks[b]
+
+
+class RacecheckTool(Tool):
+    """--tool racecheck (see the module docstring)."""
+
+    name = "racecheck"
+
+    def __init__(self, config: CheckConfig, reporter: Reporter):
+        self.config = config
+        self.reporter = reporter
+        self._clock = itertools.count(1)
+        self._states: dict[int, _LaunchState] = {}
+        self._global: dict[int, tuple[Any, Shadow]] = {}   # id(allocation) -> shadow
+        self._last: tuple[int, int, Any, Shadow] | None = None  # (base, size, allocation, shadow)
+        self._host_sites: dict[tuple[int, int], list[str]] = {}
+
+    # ---------------------------------------------------------------- launches
+    def launch_enqueued(self, gpu: Any, grid_id: int, kernel: str) -> None:
+        if len(self._host_sites) > 256:
+            self._host_sites.clear()
+        self._host_sites[(id(gpu), grid_id)] = sites.host_site()
+
+    def launch_begin(self, launch: Launch) -> None:
+        host = self._host_sites.pop((id(launch.gpu), launch.grid_id), [])
+        self._states[id(launch.gpu)] = _LaunchState(launch, next(self._clock), host)
+
+    def wave_begin(self, X: Any) -> None:
+        st = self._states.get(id(X.gpu))
+        if st is not None:
+            st.begin_wave(X, next(self._clock))
+
+    def launch_end(self, launch: Launch, fault: BaseException | None) -> None:
+        st = self._states.pop(id(launch.gpu), None)
+        if st is None:
+            return
+        for race in st.races.values():
+            self.reporter.add(self._finding(race, st))
+
+    def freed(self, memory: Any, allocation: Any) -> None:
+        self._global.pop(id(allocation), None)
+        if self._last is not None and self._last[2] is allocation:
+            self._last = None
+
+    # ---------------------------------------------------------------- synchronization
+    def barrier_complete(self, X: Any, blocks: np.ndarray, barrier: int) -> None:
+        st = self._states.get(id(X.gpu))
+        if st is None:
+            return
+        stamp = next(self._clock)
+        st.bar_stamp[blocks] = stamp
+        st.bar_uniform = stamp if len(blocks) == len(st.bar_stamp) else None
+
+    def warp_sync(self, X: Any, sync: WarpSync) -> None:
+        """__syncwarp: a warp's accesses before it are ordered before its
+        accesses after it once every live lane of the mask has arrived."""
+        if sync.op != WARP_SYNC_OP or not len(sync.slots):
+            return
+        st = self._states.get(id(X.gpu))
+        if st is None:
+            return
+        slots = sync.slots
+        warps, inv = np.unique(slots >> 5, return_inverse=True)
+        arrived = np.zeros(len(warps), dtype=np.uint64)
+        np.bitwise_or.at(arrived, inv, _LANE_BITS[slots & 31])
+        mask = np.zeros(len(warps), dtype=np.uint64)
+        mask[inv] = sync.masks.astype(np.uint64)
+        sched = X.sched[: len(st.wsync) * 32].reshape(-1, 32)[warps]
+        live = ((sched != EXITED) * _LANE_BITS).sum(axis=1).astype(np.uint64)
+        got = st.pending[warps] | arrived
+        done = ((mask & live) & ~got) == 0
+        stamp = next(self._clock)
+        st.wsync[warps[done]] = stamp
+        st.pending[warps] = np.where(done, np.uint64(0), got)
+        st.any_wsync = st.any_wsync or bool(done.any())
+
+    # ---------------------------------------------------------------- accesses
+    def memory(self, X: Any, access: MemoryAccess) -> None:
+        space = access.space
+        if space is Space.SHARED:
+            pass
+        elif space is not Space.GLOBAL or not self.config.racecheck_global:
+            return
+        if not len(access.slots):
+            return
+        st = self._states.get(id(X.gpu))
+        if st is None:
+            return
+        stamp = next(self._clock)
+        st.note_pc(stamp, access.pc)
+        if space is Space.SHARED:
+            self._shared(st, access, stamp)
+        else:
+            self._global_access(st, X, access, stamp)
+
+    def _shared(self, st: _LaunchState, acc: MemoryAccess, stamp: int) -> None:
+        X = st.X
+        sh = st.shared
+        if sh is None:
+            sh = st.shared = Shadow(len(st.bar_stamp) * st.stride)
+        slots = acc.slots
+        blocks = X.layout.block_of[slots]
+        offsets = blocks.astype(np.uint64) * np.uint64(st.stride) + acc.addresses
+        u, k = sh.units(offsets, acc.size)
+        who = slots.astype(np.int64)
+        self._judge(st, acc, RaceSpace.SHARED, sh, u, k, who, stamp,
+                    _SharedOrder(st, slots, blocks, k), None)
+
+    def _global_access(self, st: _LaunchState, X: Any, acc: MemoryAccess, stamp: int) -> None:
+        addrs = acc.addresses
+        size = acc.size
+        last = self._last
+        if last is not None:
+            off = addrs - np.uint64(last[0])
+            if last[1] >= size and bool((off <= np.uint64(last[1] - size)).all()):
+                self._global_in(st, acc, last[2], last[3], off, acc.slots, stamp)
+                return
+        arrays = X.gmem.sorted_arrays()          # (bases, ..., allocations)
+        bases, allocs = arrays[0], arrays[-1]
+        if not len(bases):
+            return
+        which = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
+        for i in np.unique(which):
+            if i < 0:
+                continue
+            a = allocs[int(i)]
+            sel = np.flatnonzero(which == i)
+            off = addrs[sel] - np.uint64(a.base)
+            inside = off <= np.uint64(max(a.size - size, 0))
+            if not inside.all():
+                sel, off = sel[inside], off[inside]
+            if not len(sel):
+                continue
+            entry = self._global.get(id(a))
+            if entry is None:
+                entry = self._global[id(a)] = (a, Shadow(a.size))
+            self._last = (a.base, a.size, a, entry[1])
+            self._global_in(st, acc, a, entry[1], off, acc.slots[sel], stamp)
+
+    def _global_in(self, st: _LaunchState, acc: MemoryAccess, alloc: Any, sh: Shadow,
+                   off: np.ndarray, slots: np.ndarray, stamp: int) -> None:
+        u, k = sh.units(off, acc.size)
+        gtid, gblock = st.global_ids()
+        self._judge(st, acc, RaceSpace.GLOBAL, sh, u, k, gtid[slots], stamp,
+                    _GlobalOrder(st, gblock[slots], k), (alloc, slots))
+
+    # ---------------------------------------------------------------- the judgement
+    def _judge(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, sh: Shadow,
+               u: np.ndarray, k: int, who: np.ndarray, stamp: int, order: Any, where: Any) -> None:
+        """Check one instruction's units against the shadow, report its
+        hazards, and record it."""
+        p = who | np.int64(stamp << 32)
+        if k > 1:
+            p = np.repeat(p, k)
+        kind = acc.kind
+        hits: list[tuple[Hazard, str, np.ndarray, np.ndarray]] = []
+        w = sh.W[u]
+        c = order.concurrent(w)
+        first_after_w = None
+        if c is not None:
+            hits.append((Hazard.RAW if kind is AccessType.READ else Hazard.WAW, "Write", c, w))
+        if kind is not AccessType.ATOMIC and sh.A is not None:
+            a = sh.A[u]
+            c = order.concurrent(a)
+            if c is not None:
+                c &= (a >> 32) > (w >> 32)
+                if c.any():
+                    hits.append((Hazard.RAW if kind is AccessType.READ else Hazard.WAW, "Atomic", c, a))
+        r1 = sh.R1[u]
+        if kind is AccessType.READ:
+            keep = order.concurrent(r1)
+            if keep is not None:
+                sh.R2[u[keep]] = r1[keep]
+            rr = runs(u)
+            if rr is None:
+                sh.R1[u] = p
+            else:
+                order_, starts, ends = rr
+                first, last = order_[starts], order_[ends]
+                multi = starts != ends
+                if multi.any():
+                    f, l_ = first[multi], last[multi]
+                    f = f[order.apart(f, l_)]
+                    sh.R2[u[f]] = p[f]
+                sh.R1[u[last]] = p[last]
+        else:
+            for r in (r1, sh.R2[u]):
+                c = order.concurrent(r)
+                if c is not None:
+                    if first_after_w is None:
+                        first_after_w = w >> 32
+                    c &= (r >> 32) > first_after_w
+                    if c.any():
+                        hits.append((Hazard.WAR, "Read", c, r))
+            rr = runs(u)
+            if kind is AccessType.WRITE:
+                if rr is not None:
+                    self._same_instruction_writes(rr, order, p, hits, len(u))
+                sh.W[u] = p
+            else:
+                sh.atomics()[u] = p
+        for hazard, first_word, c, others in hits:
+            self._record(st, acc, space, hazard, first_word, np.flatnonzero(c), k, others, u, sh, where)
+
+    @staticmethod
+    def _same_instruction_writes(rr, order: Any, p: np.ndarray, hits: list, n: int) -> None:
+        """Lanes of one store writing the same units: each later lane of a
+        run races with the run's first lane (write-after-write)."""
+        order_, starts, ends = rr
+        lens = ends - starts + 1
+        run_first = np.repeat(order_[starts], lens)          # per sorted position
+        later = np.ones(n, dtype=bool)
+        later[starts] = False
+        elems, partners = order_[later], run_first[later]
+        keep = order.apart(elems, partners)
+        if keep.any():
+            elems, partners = elems[keep], partners[keep]
+            c = np.zeros(n, dtype=bool)
+            c[elems] = True
+            others = np.zeros(n, dtype=np.int64)
+            others[elems] = p[partners]
+            hits.append((Hazard.WAW, "Write", c, others))
+
+    def _record(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, hazard: Hazard,
+                first_word: str, elems: np.ndarray, k: int, others: np.ndarray, u: np.ndarray,
+                sh: Shadow, where: Any) -> None:
+        """Count the hazards of elements `elems` (one per lane and other pc)
+        and note a first example of each new pc pair."""
+        ov = others[elems]
+        lanes = elems // k
+        opc = st.pcs[(ov >> 32) - st.base]
+        key = (opc << 32) | lanes
+        uniq, idx = np.unique(key, return_index=True)
+        pcs_of = uniq >> 32
+        bounds = np.flatnonzero(np.r_[True, pcs_of[1:] != pcs_of[:-1]])
+        counts = np.diff(np.r_[bounds, len(uniq)])
+        slots = acc.slots if where is None else where[1]
+        for b, n in zip(bounds.tolist(), counts.tolist()):
+            other_pc = int(pcs_of[b])
+            rkey = (space, hazard, first_word, other_pc, acc.pc, _WORD[acc.kind])
+            race = st.races.get(rkey)
+            if race is None:
+                e = int(idx[b])
+                race = self._example(st, acc, space, hazard, first_word, other_pc,
+                                     int(slots[lanes[e]]), int(ov[e] & WHO_MASK),
+                                     int(u[elems[e]]) << sh.shift, where)
+                st.races[rkey] = race
+            race.count += n
+
+    def _example(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, hazard: Hazard,
+                 first_word: str, other_pc: int, slot: int, other: int, byte: int,
+                 where: Any) -> Race:
+        X = st.X
+        second = sites.device_site(X, acc.pc, slot)
+        if space is RaceSpace.SHARED:
+            first = sites.device_site(X, other_pc, other)
+            address = byte - int(X.layout.block_of[slot]) * st.stride
+        else:
+            first = sites.device_site(X, other_pc, None)
+            L = st.launch
+            b, t = divmod(other, st.tpb)
+            gx, gy, _ = L.grid
+            bx, by, _ = L.block
+            first = dataclasses.replace(
+                first, block=(b % gx, (b // gx) % gy, b // (gx * gy)),
+                thread=(t % bx, (t // bx) % by, t // (bx * by)))
+            address = int(where[0].base) + byte
+        return Race(space, hazard, first_word, _WORD[acc.kind], first, second, address, acc.size)
+
+    # ---------------------------------------------------------------- reports
+    def _finding(self, race: Race, st: _LaunchState) -> Finding:
+        n = race.count
+        mem = (f"__shared__ offset 0x{race.address:x}" if race.space is RaceSpace.SHARED
+               else f"__global__ address 0x{race.address:x}")
+        details = [f"and {race.second_word} access at {race.second.where} "
+                   f"[{n} hazard{'' if n == 1 else 's'}]",
+                   f"e.g. {race.first_word} by {race.first.who} and {race.second_word} by "
+                   f"{race.second.who}, {race.size} bytes at {mem}"]
+        return Finding(tool=ToolName.RACECHECK, kind=f"{race.space.value}_race_{race.hazard.value}",
+                       title=f"Error: Race reported between {race.first_word} access at "
+                             f"{race.first.where}",
+                       details=details, severity=Severity.ERROR, site=race.first,
+                       other_site=race.second, address=race.address, size=race.size, count=n,
+                       host_site=list(st.host_site),
+                       extra={"space": race.space.value, "hazard": race.hazard.value,
+                              "counted_per": "access"})
