@@ -54,7 +54,7 @@ class DeviceModel:
     texture_alignment: int = 512
     texture_pitch_alignment: int = 32
     async_engine_count: int = 3
-    instruction_budget: int = 2**34  # thread-instructions per launch before "hang"
+    instruction_budget: int | None = None  # thread-instructions per launch before "hang"; None: no budget
     deterministic: bool = True
     pci_domain: int = 0
     pci_bus: int = 0x1B

@@ -192,7 +192,7 @@ def where_report(X, kind: HangKind, message: str, visits: list[int]) -> FaultRep
     sched = X.sched
     live = np.flatnonzero(sched < EXITED)
     parked = sched[live] == PARKED
-    cur = np.where(parked, X.park_pc[live], sched[live])
+    cur = np.where(parked, X.park_pc[live] - 1, sched[live])   # a parked thread: its barrier's pc
     key = cur * 2 + parked                     # threads at a barrier apart from runnable ones at its pc
     keys, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
     groups = []
@@ -208,7 +208,7 @@ def where_report(X, kind: HangKind, message: str, visits: list[int]) -> FaultRep
         nwarps = len(np.unique(slots // 32))
         where = _location(X, pc)
         what = (f"waiting at barrier {int(X.bar_wait[slots[0]])}" if at_barrier
-                else f"started a step there {seen} time(s)")
+                else f"looped there {seen} time(s)" if seen else "not yet run there")
         rows.append({"pc": prog.code_address(pc), "location": where, "warps": nwarps, "threads": nthreads,
                      "steps": seen, "at_barrier": at_barrier})
         if len(lines) < SHOWN_PCS:
