@@ -8,6 +8,12 @@ KernelFaultError, or one left behind as a sticky context error (the program
 caught it, or never synchronized), is printed as the simulator's precise
 FaultReport and turns into exit status 1. It does not trace or sanitize
 anything the simulator does not already check.
+
+Kernels that never finish: run_host says at the start how long a kernel may
+run (GPUDBG_HANG_TIMEOUT, sim/kernel_watch.py) and refuses settings that a
+launch would refuse; Ctrl-C cancels the running kernels and ends the run
+with their report and exit status 130, a second Ctrl-C at once
+(cli/interrupt.py).
 """
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ import argparse
 import enum
 import os
 import runpy
+import signal
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -60,6 +67,10 @@ def format_report(report: Any) -> str:
         code = source_line(report.source_file, report.source_line)
         if code is not None:
             text += f"\n=========     {report.source_line:>5} | {code.rstrip()}"
+    warps = report.details.get("warps") if report.hang is not None else None
+    if warps:   # a kernel stopped while running: where every warp was
+        text += "\n=========     where the warps were:"
+        text += "".join(f"\n=========       {line}" for line in warps)
     return text
 
 
@@ -99,6 +110,8 @@ class HostRun:
     error: BaseException | None = None
     # a native program's findings (JSON rows), already printed by the program's process
     findings: list[dict[str, Any]] = field(default_factory=list)
+    # Ctrl-C ended the run (status 130): running kernels were stopped and reported
+    interrupted: bool = False
 
     @property
     def fault_count(self) -> int:
@@ -159,19 +172,69 @@ def _fault_log_length() -> int:
     return len(get_engine().fault_log)
 
 
+def settings_problem() -> str | None:
+    """What is wrong with the environment's kernel settings (hang timeout,
+    instruction budget, schedule), in words; None when a launch accepts them."""
+    from gpudbg.sim import kernel_watch, schedule
+
+    try:
+        kernel_watch.check_environment()
+        schedule.from_environment()
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def announce_timeout() -> None:
+    """The one line saying how long a kernel may run."""
+    from gpudbg.driver.watchdog import ENV_TIMEOUT, hang_timeout
+
+    limit = hang_timeout()
+    if limit is None:
+        print(f"gpudbg: kernels may run for any time ({ENV_TIMEOUT} is off)", file=sys.stderr)
+    else:
+        print(f"gpudbg: kernels that run longer than {limit:g} s are stopped ({ENV_TIMEOUT})", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _where_interrupted(exc: BaseException, program: str) -> str:
+    """'prog.py:12 in main': the program's innermost frame when Ctrl-C came."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    target = os.path.abspath(program)
+    mine = [f for f in frames if os.path.abspath(f.filename) == target] or frames
+    if not mine:
+        return "the program"
+    f = mine[-1]
+    return f"{os.path.basename(f.filename)}:{f.lineno} in {f.name}"
+
+
 def run_host(program: str, args: list[str], on_fault: Callable[[DeviceFault], None],
              tool: str = "run") -> HostRun:
     """Run `program` with `args` in this process; call `on_fault` for each
     device fault as it is found (the escaped one first, then sticky ones)."""
-    from gpudbg.api.errors import KernelFaultError
     from gpudbg.cli import native
 
     if not os.path.isfile(program):
         print(f"gpudbg {tool}: {program}: no such file", file=sys.stderr)
         return HostRun(2)
+    problem = settings_problem()
+    if problem is not None:
+        print(f"gpudbg {tool}: {problem}", file=sys.stderr)
+        return HostRun(2)
+    announce_timeout()
     if native.is_native(program):
         status, findings = native.run_native(program, args, tool)
-        return HostRun(FAULT_EXIT if findings else status, findings=findings)
+        # a child ended by a signal (130: Ctrl-C) keeps that status
+        return HostRun(FAULT_EXIT if findings and status < 128 else status, findings=findings,
+                       interrupted=status == 128 + signal.SIGINT)
+    return _run_python(program, args, on_fault, tool)
+
+
+def _run_python(program: str, args: list[str], on_fault: Callable[[DeviceFault], None], tool: str) -> HostRun:
+    from gpudbg.api.errors import KernelFaultError
+    from gpudbg.cli import native
+    from gpudbg.cli.interrupt import EXIT_STATUS, Interrupts
+
     problem = native.preload_driver()
     if problem is not None:
         print(f"gpudbg {tool}: {problem}", file=sys.stderr)
@@ -180,32 +243,42 @@ def run_host(program: str, args: list[str], on_fault: Callable[[DeviceFault], No
     sys.argv = [program, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
     run = HostRun(0)
-    try:
-        runpy.run_path(program, run_name="__main__")
-    except SystemExit as e:
-        run.status = exit_status(e.code)
-    except KernelFaultError as e:
-        fault = DeviceFault(e.report, str(e), FaultOrigin.RAISED, _device_of(e.report))
-        run.faults.append(fault)
-        on_fault(fault)
-        run.status = FAULT_EXIT
-    except KeyboardInterrupt as e:
-        print_traceback(e)
-        run.status = 130
-    except BaseException as e:  # the program's own error, shown as Python would
-        print_traceback(e)
-        run.error = e
-        run.status = 1
-    finally:
-        sys.argv, sys.path[:] = saved_argv, saved_path
-        sys.stdout.flush()
-    raised = [f.report for f in run.faults if f.report is not None]
-    for fault in sticky_faults(log_start):
-        if any(fault.report is r for r in raised):
-            continue
-        run.faults.append(fault)
-        on_fault(fault)
-        run.status = FAULT_EXIT
+    with Interrupts() as interrupts:
+        try:
+            runpy.run_path(program, run_name="__main__")
+        except SystemExit as e:
+            run.status = exit_status(e.code)
+        except KernelFaultError as e:
+            fault = DeviceFault(e.report, str(e), FaultOrigin.RAISED, _device_of(e.report))
+            run.faults.append(fault)
+            on_fault(fault)
+            run.status = FAULT_EXIT
+        except KeyboardInterrupt as e:
+            if not interrupts.interrupted:   # raised by the program itself: shown as Python would
+                print_traceback(e)
+            else:
+                sys.stdout.flush()
+                print(f"gpudbg {tool}: interrupted (Ctrl-C) at {_where_interrupted(e, program)}; "
+                      f"running kernels are stopped", file=sys.stderr, flush=True)
+            run.status = EXIT_STATUS
+        except BaseException as e:  # the program's own error, shown as Python would
+            print_traceback(e)
+            run.error = e
+            run.status = 1
+        finally:
+            sys.argv, sys.path[:] = saved_argv, saved_path
+            sys.stdout.flush()
+        interrupts.keep_until_done()
+        raised = [f.report for f in run.faults if f.report is not None]
+        for fault in sticky_faults(log_start):
+            if any(fault.report is r for r in raised):
+                continue
+            run.faults.append(fault)
+            on_fault(fault)
+            run.status = FAULT_EXIT
+        if interrupts.interrupted:
+            run.status = EXIT_STATUS
+            run.interrupted = True
     return run
 
 

@@ -12,9 +12,10 @@ GPU's fault registers, writes a devcoredump when dumping is on
 mcErrorLaunchTimeout, which becomes the context's sticky error and wakes
 the waiter. The one idea is to judge progress by the GPU's own counters
 (commands retired, the command executing), so a long kernel or copy is never
-a hang; runaway kernels are caught by the executor's instruction budget
-instead. It does not detect a host callback that never returns while the
-GPU is busy elsewhere, nor waits with an explicit timeout.
+a hang here; a kernel that runs too long is stopped by the executor's
+kernel watch (sim/kernel_watch.py) with the same GPUDBG_HANG_TIMEOUT. It
+does not detect a host callback that never returns while the GPU is busy
+elsewhere, nor waits with an explicit timeout.
 """
 from __future__ import annotations
 
