@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind
+from gpudbg.sim.faults import FAULTING_LANES_KEPT, CUDBGException, FaultReport, HangKind
 from gpudbg.sim.state import PARKED
 
 
@@ -34,12 +34,43 @@ class FaultReporting:
             source_line=li.line if li else None, grid_id=self.grid_id, **coords, **extra)
 
     def fault_report(self, e, pc: int, sel) -> FaultReport:
+        """The report of lane fault `e` raised by the instruction at `pc`
+        run for the threads `sel` (None: the whole wave), with every
+        faulting thread of that instruction (`e.lanes`) counted."""
         lane = max(int(getattr(e, "lane", 0) or 0), 0)
         slot = int(sel[lane]) if sel is not None and len(sel) else lane
         space = getattr(e, "space", None)
-        return self._report(e.kind, e.message, pc, slot, address=getattr(e, "address", None),
-                            access_size=getattr(e, "size", None),
-                            space=space.value if hasattr(space, "value") else space)
+        report = self._report(e.kind, e.message, pc, slot, address=getattr(e, "address", None),
+                              access_size=getattr(e, "size", None),
+                              space=space.value if hasattr(space, "value") else space)
+        lanes = getattr(e, "lanes", None)
+        if lanes is None:
+            slots = np.array([slot], dtype=np.int64)
+        else:
+            lanes = np.asarray(lanes, dtype=np.int64)
+            slots = np.asarray(sel, dtype=np.int64)[lanes] if sel is not None and len(sel) else lanes
+            slots = np.unique(slots)        # sorted: thread order within the wave
+        self._add_faulting_threads(report, slots)
+        return report
+
+    def _add_faulting_threads(self, report: FaultReport, slots: np.ndarray) -> None:
+        """faulting_count/lanes/blocks of `report` from the wave slots of
+        every faulting thread (ascending)."""
+        report.faulting_count = int(slots.shape[0])
+        if report.block is None or not slots.shape[0]:
+            return
+        kept = slots[:FAULTING_LANES_KEPT]
+        c, t = self.layout.ctaid, self.layout.tid
+        blocks = np.stack([c[0][kept], c[1][kept], c[2][kept]], axis=1).tolist()
+        threads = np.stack([t[0][kept], t[1][kept], t[2][kept]], axis=1).tolist()
+        pairs = [(tuple(b), tuple(th)) for b, th in zip(blocks, threads)]
+        first = (report.block, report.thread)
+        if first in pairs:              # the reported thread leads
+            pairs.remove(first)
+        report.faulting_lanes = [first] + pairs[:FAULTING_LANES_KEPT - 1]
+        linear = np.asarray(self._wave_blocks, dtype=np.int64)[self.layout.block_of[slots]]
+        lo, hi = int(slots[int(np.argmin(linear))]), int(slots[int(np.argmax(linear))])
+        report.faulting_blocks = (self.block_idx_of(lo), self.block_idx_of(hi))
 
     def current_pc(self, slot: int) -> int:
         s = int(self.sched[slot])

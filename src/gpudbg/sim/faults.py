@@ -98,6 +98,15 @@ class FaultReport:
     hang: HangKind | None = None
     grid_id: int | None = None
     details: dict = field(default_factory=dict)
+    # Every thread that faulted at this instruction in the same step (a
+    # memory access faults for all its bad lanes at once): how many
+    # (`faulting_count`; 0 for reports that are not lane faults, such as
+    # hangs), the first FAULTING_LANES_KEPT of them as (block, thread) in
+    # thread order (the reported thread first), and the lowest and highest
+    # block among all of them (`faulting_blocks`).
+    faulting_count: int = 0
+    faulting_lanes: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = field(default_factory=list)
+    faulting_blocks: tuple[tuple[int, int, int], tuple[int, int, int]] | None = None
 
     @property
     def title(self) -> str:
@@ -116,11 +125,33 @@ class FaultReport:
                 f"=========     by thread ({self.thread[0]},{self.thread[1]},{self.thread[2]}) "
                 f"in block ({self.block[0]},{self.block[1]},{self.block[2]})"
                 f" [sm {self.sm}, warp {self.warp}, lane {self.lane}]")
+        if self.faulting_count > 1:
+            lines.append(f"=========     {self.faulting_summary()}")
         if self.address is not None:
             lines.append(f"=========     address 0x{self.address:x}"
                          + (f" ({self.access_size} bytes, {self.space})" if self.access_size else ""))
         lines.append(f"=========     at pc 0x{self.pc:x} in {self.function}: {self.instruction}")
         return "\n".join(lines)
+
+    def faulting_summary(self, shown: int = 4) -> str:
+        """'24 threads faulted at this instruction, in blocks (0,0,0)..(2,0,0);
+        first: thread (8,0,0) in block (0,0,0), ...'."""
+        n = self.faulting_count
+        text = f"{n} thread{'' if n == 1 else 's'} faulted at this instruction"
+        if self.faulting_blocks is not None:
+            lo, hi = (_dim3(b) for b in self.faulting_blocks)
+            text += f", in block {lo}" if lo == hi else f", in blocks {lo}..{hi}"
+        if self.faulting_lanes:
+            first = [f"thread {_dim3(t)} in block {_dim3(b)}" for b, t in self.faulting_lanes[:shown]]
+            text += "; first: " + ", ".join(first) + (", ..." if n > len(first) else "")
+        return text
+
+
+FAULTING_LANES_KEPT = 1024     # (block, thread) pairs a FaultReport lists
+
+
+def _dim3(v: tuple[int, int, int]) -> str:
+    return f"({v[0]},{v[1]},{v[2]})"
 
 
 class LaneFault(Exception):
@@ -128,10 +159,14 @@ class LaneFault(Exception):
 
     `lane` indexes the selection of threads (or the address array) the
     raising code was given, -1 for host-side accesses; the executor maps it
-    to the thread. Memory access faults are the AccessFault subclass."""
+    to the thread. `lanes`, when set, are every faulting lane of the
+    instruction in the same index space, ascending (`lane` is the first);
+    None means `lane` alone. Memory access faults are the AccessFault
+    subclass."""
 
     def __init__(self, kind: CUDBGException, message: str, lane: int = 0,
-                 address: int | None = None, size: int | None = None, space=None):
+                 address: int | None = None, size: int | None = None, space=None,
+                 lanes=None):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -139,6 +174,7 @@ class LaneFault(Exception):
         self.address = address
         self.size = size
         self.space = space
+        self.lanes = lanes
 
 
 class KernelFault(Exception):

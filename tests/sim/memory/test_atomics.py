@@ -237,7 +237,7 @@ def test_atomics_are_checked():
     gm = GlobalMemory()
     buf = gm.alloc(16)
     const = gm.alloc(16, AllocationKind.MODULE_CONST, readonly=True, label="c")
-    ro = gm.alloc(16, AllocationKind.CODE, readonly=True, label="code")
+    ro = gm.alloc(16, readonly=True, label="read-only")
     with pytest.raises(AccessFault) as e:
         gm.atomic("add", np.array([buf.base, buf.base + 2]), 1, np.uint32)
     assert e.value.kind is CUDBGException.CUDBG_EXCEPTION_LANE_MISALIGNED_ADDRESS and e.value.lane == 1

@@ -6,7 +6,12 @@ allocation (the usual case) the whole access is one alignment test and one
 fancy-index into a dtype view of that allocation's buffer. Otherwise
 np.searchsorted on the sorted allocation bases maps lanes to allocations and
 each distinct allocation touched is handled as one piece. Every check runs
-before any byte is written, and a fault names the first faulting lane.
+before any byte is written. A fault is worded for the first faulting lane
+and carries all of them; that complete mask (bad_lanes) is computed only
+once a fault is certain, so accesses that do not fault pay nothing for it.
+Driver memory (launch parameter copies, rings, semaphores, code, staging)
+is never a valid target: its allocations carry `driver_only`, tested with
+`readonly` on the fast path.
 
 It keeps no state; the registry (GlobalMemory) owns the allocations.
 """
@@ -19,6 +24,7 @@ import numpy as np
 
 from gpudbg.sim.faults import CUDBGException
 from gpudbg.sim.memory import atomics
+from gpudbg.sim.memory.describe import driver_memory_phrase
 from gpudbg.sim.memory.spaces import (
     AccessFault, AccessType, Allocation, AllocationKind, Space, access_size, as_addresses,
     fault_message, misaligned_phrase,
@@ -52,6 +58,9 @@ def _fault_for_lane(gm: "GlobalMemory", k: int, addrs: np.ndarray, size: int,
     if alloc is None or a + size > alloc.end:
         return AccessFault(kind, space, lane, a, size,
                            fault_message(space_name, access, size, a, gm.describe(a, size)))
+    if alloc.driver_only:
+        phrase = driver_memory_phrase(alloc, alloc.kind.value)
+        return AccessFault(kind, space, lane, a, size, fault_message(space_name, access, size, a, phrase))
     if alloc.readonly and access is not AccessType.READ:
         if access is AccessType.ATOMIC and alloc.kind is AllocationKind.MODULE_CONST:
             phrase = (f"is in __constant__ memory, which does not allow atomic operations "
@@ -64,69 +73,96 @@ def _fault_for_lane(gm: "GlobalMemory", k: int, addrs: np.ndarray, size: int,
     return AccessFault(kind, space, lane, a, size, fault_message(space_name, access, size, a, phrase))
 
 
+def bad_lanes(gm: "GlobalMemory", addrs: np.ndarray, size: int, access: AccessType) -> np.ndarray:
+    """Which lanes fault (bool per lane): misaligned, outside every live
+    allocation or running past its end, in driver memory, a write to
+    read-only memory, or refused by the allocation's suballocator. The
+    complete picture, computed only once a fault is certain."""
+    n = addrs.shape[0]
+    bases, sizes, ro, drv, allocs = gm.sorted_arrays()
+    if bases.shape[0] == 0:
+        return np.ones(n, dtype=bool)
+    idx = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
+    idxc = np.maximum(idx, 0)
+    off = addrs - bases[idxc]
+    asz = sizes[idxc]
+    bad = ~((idx >= 0) & (off < asz) & ((asz - off) >= np.uint64(size)))
+    if size > 1:
+        bad |= (addrs & np.uint64(size - 1)) != 0
+    bad |= drv[idxc]
+    if access is not AccessType.READ:
+        bad |= ro[idxc]
+    good = ~bad
+    for ai in np.unique(idxc[good]):
+        sub = allocs[int(ai)].suballocator
+        if sub is not None:
+            sel = np.flatnonzero(good & (idxc == ai))
+            bad[sel[sub.bad_mask(off[sel].view(np.int64), size)]] = True
+    return bad
+
+
+def _fault(gm: "GlobalMemory", addrs: np.ndarray, size: int, access: AccessType,
+           space_name: str, lanes: np.ndarray | None, space: Space) -> AccessFault:
+    """The fault of an access known to fault: worded for its first bad
+    lane, carrying all of them (in the caller's lane numbers)."""
+    bad = np.flatnonzero(bad_lanes(gm, addrs, size, access))
+    if bad.shape[0] == 0:            # cannot happen: the caller saw a bad lane
+        raise AssertionError("an access reported as faulting has no faulting lane")
+    fault = _fault_for_lane(gm, int(bad[0]), addrs, size, access, space_name, lanes, space)
+    fault.lanes = bad if lanes is None else np.asarray(lanes)[bad]
+    return fault
+
+
 def resolve(gm: "GlobalMemory", addrs: np.ndarray, size: int, access: AccessType,
             space_name: str = "__global__", lanes: np.ndarray | None = None,
             space: Space = Space.GLOBAL) -> list[Piece]:
-    """Map every lane to (allocation, offset) or raise the first lane's fault.
+    """Map every lane to (allocation, offset) or raise the fault of the
+    first faulting lane, carrying every faulting lane (`AccessFault.lanes`).
 
     `lanes`, when given, are the lane numbers to report (positions in an
     enclosing array, for generic accesses)."""
     n = addrs.shape[0]
     if n == 0:
         return []
-    mask = np.uint64(size - 1)
     lo, hi = int(addrs.min()), int(addrs.max())
     alloc = gm.find(lo)
     if alloc is not None and hi + size <= alloc.end:
-        bad_first = None
-        if size > 1 and int(np.bitwise_or.reduce(addrs)) & (size - 1):
-            bad_first = int(np.flatnonzero(addrs & mask)[0])
-        elif alloc.readonly and access is not AccessType.READ:
-            bad_first = 0
+        faulty = (alloc.driver_only or (alloc.readonly and access is not AccessType.READ)
+                  or (size > 1 and int(np.bitwise_or.reduce(addrs)) & (size - 1)))
         offsets = addrs.view(np.int64) - np.int64(alloc.base)
-        if alloc.suballocator is not None and bad_first is None:
-            sub_bad = alloc.suballocator.bad_mask(offsets, size)
-            if sub_bad.any():
-                bad_first = int(np.flatnonzero(sub_bad)[0])
-        if bad_first is not None:
-            raise _fault_for_lane(gm, bad_first, addrs, size, access, space_name, lanes, space)
+        if not faulty and alloc.suballocator is not None:
+            faulty = bool(alloc.suballocator.bad_mask(offsets, size).any())
+        if faulty:
+            raise _fault(gm, addrs, size, access, space_name, lanes, space)
         return [Piece(alloc, None, offsets)]
     return _resolve_slow(gm, addrs, size, access, space_name, lanes, space)
 
 
 def _resolve_slow(gm: "GlobalMemory", addrs: np.ndarray, size: int, access: AccessType,
                   space_name: str, lanes: np.ndarray | None, space: Space) -> list[Piece]:
-    bases, sizes, ro, allocs = gm.sorted_arrays()
+    bases, sizes, ro, drv, allocs = gm.sorted_arrays()
     if bases.shape[0] == 0:
-        raise _fault_for_lane(gm, 0, addrs, size, access, space_name, lanes, space)
+        raise _fault(gm, addrs, size, access, space_name, lanes, space)
     idx = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
-    found = idx >= 0
     idxc = np.maximum(idx, 0)
     off = addrs - bases[idxc]
     asz = sizes[idxc]
-    inb = found & (off < asz) & ((asz - off) >= np.uint64(size))
-    bad = ~inb | ((addrs & np.uint64(size - 1)) != 0)
+    bad = ~((idx >= 0) & (off < asz) & ((asz - off) >= np.uint64(size)))
+    bad |= (addrs & np.uint64(size - 1)) != 0
+    bad |= drv[idxc]
     if access is not AccessType.READ:
         bad |= ro[idxc]
-    first = int(np.argmax(bad)) if bad.any() else None
+    if bad.any():
+        raise _fault(gm, addrs, size, access, space_name, lanes, space)
     pieces: list[Piece] = []
     uniq, inv = np.unique(idxc, return_inverse=True)
     for j, ai in enumerate(uniq):
-        sel = np.flatnonzero(inv == j)
+        sel = np.flatnonzero(inv.reshape(-1) == j)
         alloc = allocs[int(ai)]
-        if first is not None and not inb[sel].all():
-            sel = sel[inb[sel]]
-            if sel.shape[0] == 0:
-                continue
         offs = off[sel].view(np.int64)
-        if alloc.suballocator is not None:
-            sub_bad = alloc.suballocator.bad_mask(offs, size)
-            if sub_bad.any():
-                k = int(sel[np.flatnonzero(sub_bad)[0]])
-                first = k if first is None else min(first, k)
+        if alloc.suballocator is not None and alloc.suballocator.bad_mask(offs, size).any():
+            raise _fault(gm, addrs, size, access, space_name, lanes, space)
         pieces.append(Piece(alloc, sel, offs))
-    if first is not None:
-        raise _fault_for_lane(gm, first, addrs, size, access, space_name, lanes, space)
     return pieces
 
 

@@ -3,9 +3,17 @@ memory all live in it) and the registry of allocations backing it.
 
 The one idea: the registry is a sorted list of non-overlapping allocations,
 each owning a numpy buffer that never moves; addresses are handed out first
-fit from a sorted list of occupied VA ranges, so placement is deterministic
-and freed ranges are reused. Freed allocations are remembered (until their
-range is reused) so a stale pointer is reported as use-after-free. Virtual
+fit from a sorted list of occupied VA ranges, so placement is deterministic.
+Freed memory stays poisoned, as AddressSanitizer's quarantine keeps it: the
+backing is released at once, but the VA range stays occupied in a FIFO
+quarantine bounded in bytes of VA and in entries (QUARANTINE_BYTES,
+QUARANTINE_ENTRIES) before first fit may reuse it, and the freed record is
+remembered until its range is reused, so a stale pointer lands in a freed
+record and is reported as use-after-free (naming the free site when a tool
+recorded it). Driver memory (launch copies, rings, staging, ...) skips the
+quarantine: kernels cannot touch it, and a launch a step must not push user
+memory out. A fixed-address reservation, or a VA space that is full, takes
+quarantined ranges back. Virtual
 memory management is modelled as reserve (VA only) + map (backing inside a
 reservation) + unmap + release; each mapping carries access flags (none,
 read, read-write) that kernels obey through the ordinary checks (no access:
@@ -29,6 +37,7 @@ memory holds host pages.
 from __future__ import annotations
 
 import bisect
+import collections
 import enum
 from typing import Any, Iterable
 
@@ -38,7 +47,7 @@ from gpudbg.sim.faults import CUDBGException
 from gpudbg.sim.memory import access, host_mapping
 from gpudbg.sim.memory.describe import describe_address
 from gpudbg.sim.memory.spaces import (
-    FREE_HINTS, SHARED_WINDOW_BASE, AccessFault, AccessType, Allocation, AllocationKind, InvalidFree, OutOfMemory,
+    DRIVER_KINDS, FREE_HINTS, SHARED_WINDOW_BASE, AccessFault, AccessType, Allocation, AllocationKind, InvalidFree, OutOfMemory,
     Space, fault_message, misaligned_phrase,
 )
 
@@ -53,6 +62,16 @@ MIN_ALIGN = 16
 # allocations: an access just past the end of one buffer faults instead of
 # landing silently in its neighbour.
 REDZONE = 256
+
+# The quarantine of freed VA ranges (AddressSanitizer's idea): how much VA
+# (allocation footprints plus red zones) and how many ranges stay out of
+# reuse; the oldest leave first. VA is plentiful (8 TiB) and no backing is
+# held, so the bounds only cap bookkeeping.
+QUARANTINE_BYTES = 1 << 30
+QUARANTINE_ENTRIES = 4096
+# Freed records kept to explain stale pointers after their range left the
+# quarantine (until reused, and at most this many, the oldest dropped).
+FREED_RECORDS = 4 * QUARANTINE_ENTRIES
 
 # The analysis tools' event sink (sim/instrument.py installs it; None when
 # no tool runs): allocations, frees and host-side writes are reported here.
@@ -111,7 +130,8 @@ class GlobalMemory:
     DEFAULT_VA_SIZE = 1 << 43
 
     def __init__(self, capacity: int = 80 * 2**30, base: int | None = None,
-                 va_size: int = DEFAULT_VA_SIZE):
+                 va_size: int = DEFAULT_VA_SIZE, quarantine_bytes: int = QUARANTINE_BYTES,
+                 quarantine_entries: int = QUARANTINE_ENTRIES):
         base = self.GLOBAL_BASE if base is None else base
         if capacity <= 0 or base <= 0 or base % 4096 or va_size <= 0:
             raise ValueError("capacity and VA size must be positive and base 4 KiB aligned")
@@ -132,7 +152,15 @@ class GlobalMemory:
         self._live: list[Allocation] = []
         self._live_bases: list[int] = []
         self._occupied: list[tuple[int, int]] = []      # VA ranges held (allocations, reservations)
+        # freed records, sorted by base and disjoint (a new occupant of their
+        # range forgets them), plus the order they were freed in
         self._freed: list[Allocation] = []
+        self._freed_bases: list[int] = []
+        self._freed_order: dict[int, Allocation] = {}
+        # freed VA ranges kept out of reuse: (base, VA bytes), oldest first
+        self._quarantine: collections.deque[tuple[int, int]] = collections.deque()
+        self._quarantine_bytes = 0
+        self.quarantine_limits = (quarantine_bytes, quarantine_entries)
         self._reservations: list[Allocation] = []
         self._access: dict[int, tuple[MapAccess, bool]] = {}  # mapping id -> (flags, readonly at map)
         self._next_id = 1
@@ -141,7 +169,17 @@ class GlobalMemory:
     # ------------------------------------------------------------------ placement
 
     def _find_va(self, nbytes: int, align: int, also: list[tuple[int, int]] | None = None) -> int:
-        """First fit; `also` are ranges held outside this registry."""
+        """First fit; `also` are ranges held outside this registry. When the
+        VA space is full the quarantine gives its ranges back first."""
+        try:
+            return self._first_fit(nbytes, align, also)
+        except OutOfMemory:
+            if not self._quarantine:
+                raise
+            self._release_quarantine(self.base, self.va_limit)
+            return self._first_fit(nbytes, align, also)
+
+    def _first_fit(self, nbytes: int, align: int, also: list[tuple[int, int]] | None) -> int:
         prev_end = self.base
         for start, end in (sorted(self._occupied + also) if also else self._occupied):
             cand = _align_up(prev_end, align)
@@ -164,8 +202,67 @@ class GlobalMemory:
 
     def _occupy(self, start: int, end: int) -> None:
         bisect.insort(self._occupied, (start, end))
-        self._freed = [f for f in self._freed
-                       if f.base + max(f.size, 1) <= start or f.base >= end]
+        self._forget_freed(start, end)
+
+    # ------------------------------------------------------------------ freed memory
+
+    def _remember_freed(self, a: Allocation) -> None:
+        i = bisect.bisect_left(self._freed_bases, a.base)
+        self._freed.insert(i, a)
+        self._freed_bases.insert(i, a.base)
+        self._freed_order[id(a)] = a
+        while len(self._freed_order) > FREED_RECORDS:
+            oldest = self._freed_order[next(iter(self._freed_order))]
+            self._forget_freed(oldest.base, oldest.base + max(oldest.size, 1))
+
+    def _forget_freed(self, start: int, end: int) -> None:
+        """Drop the freed records overlapping [start, end) (disjoint and
+        sorted, so they are the ones just before bisect(end))."""
+        i = bisect.bisect_left(self._freed_bases, end)
+        j = i
+        while j > 0 and self._freed[j - 1].base + max(self._freed[j - 1].size, 1) > start:
+            j -= 1
+        for f in self._freed[j:i]:
+            del self._freed_order[id(f)]
+        del self._freed[j:i]
+        del self._freed_bases[j:i]
+
+    def freed_record(self, address: int) -> Allocation | None:
+        """The remembered freed allocation containing `address`, if any."""
+        i = bisect.bisect_right(self._freed_bases, address) - 1
+        if i >= 0 and address < self._freed[i].base + max(self._freed[i].size, 1):
+            return self._freed[i]
+        return None
+
+    def _quarantine_range(self, a: Allocation) -> None:
+        """Keep a freed allocation's VA range occupied for a while (its
+        backing is already released); the oldest ranges over the bounds
+        return to first fit."""
+        i = bisect.bisect_left(self._occupied, (a.base, 0))
+        start, end = self._occupied[i]
+        self._quarantine.append((start, end - start))
+        self._quarantine_bytes += end - start
+        max_bytes, max_entries = self.quarantine_limits
+        while self._quarantine and (self._quarantine_bytes > max_bytes
+                                    or len(self._quarantine) > max_entries):
+            base, nbytes = self._quarantine.popleft()
+            self._quarantine_bytes -= nbytes
+            self._vacate(base)
+
+    def _release_quarantine(self, start: int, end: int) -> None:
+        """Give the quarantined ranges overlapping [start, end) back to first fit."""
+        kept: collections.deque[tuple[int, int]] = collections.deque()
+        for base, nbytes in self._quarantine:
+            if base < end and start < base + nbytes:
+                self._quarantine_bytes -= nbytes
+                self._vacate(base)
+            else:
+                kept.append((base, nbytes))
+        self._quarantine = kept
+
+    def quarantined(self) -> list[tuple[int, int]]:
+        """The freed (base, VA bytes) ranges kept out of reuse, oldest first."""
+        return list(self._quarantine)
 
     def _vacate(self, start: int) -> None:
         i = bisect.bisect_left(self._occupied, (start, 0))
@@ -265,7 +362,10 @@ class GlobalMemory:
                 hint = FREE_HINTS.get(a.kind, f"a {a.kind.value} allocation; it cannot be freed here")
                 raise InvalidFree(f"0x{base:x} is {hint}", base)
             self._unregister(a)
-            self._vacate(a.base)
+            if a.kind in DRIVER_KINDS:
+                self._vacate(a.base)
+            else:
+                self._quarantine_range(a)
             if a.kind not in HOST_KINDS:
                 self.used -= a.size
             a.freed = True
@@ -274,11 +374,12 @@ class GlobalMemory:
             if a.host_pages is not None:     # unmapped: the host pointer now faults too
                 a.host_pages.release()
                 a.host_pages = None
-            self._freed.append(a)
+            self._remember_freed(a)
             if _observer is not None:
                 _observer.freed(self, a)
             return a
-        if any(f.base == base for f in self._freed):
+        gone = self.freed_record(base)
+        if gone is not None and gone.base == base:
             raise InvalidFree(f"double free of 0x{base:x}", base)
         inside = self.find(base)
         if inside is not None:
@@ -297,6 +398,8 @@ class GlobalMemory:
             raise ValueError(f"reservation size must be positive, got {size}")
         align = self._check_align(align)
         if address:
+            if not address % align:          # a fixed request outranks the quarantine
+                self._release_quarantine(address, address + size)
             if address % align or not self._va_free(address, address + size):
                 raise OutOfMemory(f"cannot reserve {size} bytes at 0x{address:x}: range is "
                                   f"misaligned or already in use", size)
@@ -342,8 +445,7 @@ class GlobalMemory:
         a = Allocation(address, size, kind, label, buf, readonly, alloc_id=self._next_id,
                        footprint=size, mapped_in=r.base, charged=data is None)
         self._next_id += 1
-        self._freed = [f for f in self._freed
-                       if f.base + max(f.size, 1) <= address or f.base >= address + size]
+        self._forget_freed(address, address + size)
         self._register(a)
         self._access[a.alloc_id] = (MapAccess.READ_WRITE, readonly)
         self._apply_access(a, MapAccess(access))
@@ -428,7 +530,7 @@ class GlobalMemory:
             a.suballocator = None
             a.data = np.zeros(0, dtype=np.uint8)
             a._views.clear()
-            self._freed.append(a)
+            self._remember_freed(a)
         return a
 
     def release(self, address: int) -> None:
@@ -464,14 +566,18 @@ class GlobalMemory:
         return list(self._freed)
 
     def describe(self, address: int, size: int = 1) -> str:
-        return describe_address(address, size, self._live, self._freed, self._reservations)
+        gone = self.freed_record(address)
+        return describe_address(address, size, self._live, () if gone is None else (gone,),
+                                self._reservations)
 
-    def sorted_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[Allocation]]:
-        """(bases, sizes, readonly) as arrays for np.searchsorted, cached."""
+    def sorted_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Allocation]]:
+        """(bases, sizes, readonly, driver_only, allocations) of the live
+        allocations as arrays for np.searchsorted, cached."""
         if self._arrays is None:
             self._arrays = (np.array(self._live_bases, dtype=np.uint64),
                             np.array([a.size for a in self._live], dtype=np.uint64),
                             np.array([a.readonly for a in self._live], dtype=bool),
+                            np.array([a.driver_only for a in self._live], dtype=bool),
                             list(self._live))
         return self._arrays
 

@@ -4,7 +4,9 @@ One function words every case ("is 16 bytes before the start of the
 4096-byte allocation at 0x..."), for the global registry and for device heap
 blocks alike: callers pass sorted live regions, remembered freed regions and
 reservations, plus the noun to use. It never decides whether an access
-faults; it only explains an address.
+faults; it only explains an address. A freed region names where it was
+freed when a tool recorded it (`free_site`), and driver memory says what
+the driver keeps there.
 """
 from __future__ import annotations
 
@@ -21,9 +23,34 @@ class Region(Protocol):
     label: str
 
 
-def region_phrase(region: Region, noun: str) -> str:
-    label = f" ({region.label})" if region.label else ""
-    return f"{region.size}-byte {noun} at 0x{region.base:x}{label}"
+def region_phrase(region: Region, noun: str, also: str = "") -> str:
+    """'4096-byte allocation at 0x... (label[, also])'."""
+    notes = ", ".join(n for n in (region.label, also) if n)
+    return f"{region.size}-byte {noun} at 0x{region.base:x}" + (f" ({notes})" if notes else "")
+
+
+def freed_at(region: Region) -> str:
+    """'freed at host.py:12' when a tool recorded where it was freed."""
+    site = getattr(region, "free_site", None)
+    return f"freed at {site}" if site else ""
+
+
+def driver_memory_phrase(region: Region, kind: str) -> str:
+    """Why a kernel's access to driver memory (AllocationKind value `kind`)
+    faults: 'is inside driver memory (launch parameters of saxpy) that
+    kernels cannot access'."""
+    label = region.label or kind
+    if kind == "launch" and label.startswith("launch "):
+        what = f"launch parameters of {label[len('launch '):]}"
+    elif kind == "ring" and not label.startswith("ring"):
+        what = f"command ring {label}"
+    elif kind == "ring":
+        what = f"command {label}"
+    elif kind == "code" and label == "code image":
+        what = "the code image"
+    else:
+        what = label
+    return f"is inside driver memory ({what}) that kernels cannot access"
 
 
 def describe_address(address: int, size: int, live: Sequence[Region],
@@ -46,7 +73,7 @@ def describe_address(address: int, size: int, live: Sequence[Region],
                     f"{size}-byte access runs {over} bytes past its end")
     for r in sorted(freed, key=lambda r: -r.base):
         if r.base <= address < r.base + max(r.size, 1):
-            return f"is inside a freed {region_phrase(r, noun)}"
+            return f"is inside a freed {region_phrase(r, noun, freed_at(r))}"
     for r in reserved:
         if r.base <= address < r.base + r.size:
             return f"is inside the reserved but unmapped {region_phrase(r, 'range')}"

@@ -2,8 +2,8 @@
 record and the errors every memory operation can raise.
 
 The one idea: a fault is a value with everything a report needs (kind, space,
-first faulting lane, address, size, a compute-sanitizer-style sentence), built
-in one place so every path words it the same way. This module holds no
+first faulting lane and all the others, address, size, a compute-sanitizer-
+style sentence), built in one place so every path words it the same way. This module holds no
 memory and does no address arithmetic.
 """
 from __future__ import annotations
@@ -66,6 +66,13 @@ class AllocationKind(enum.Enum):
     RESERVED = "reserved"  # a VA reservation without backing
 
 
+# The driver's own memory (launch descriptors and parameter copies, command
+# rings, semaphores, the code image, copy staging): the driver reads and
+# writes it through host-side views, and a kernel's load, store or atomic
+# there faults (allocations of these kinds carry `driver_only`).
+DRIVER_KINDS = frozenset({AllocationKind.LAUNCH, AllocationKind.RING, AllocationKind.SEMAPHORE,
+                          AllocationKind.CODE, AllocationKind.STAGING})
+
 # How an InvalidFree names the allocator a wrongly freed kind belongs to.
 FREE_HINTS = {
     AllocationKind.HOST_PINNED: "a pinned host allocation; free it with the host allocator",
@@ -109,7 +116,17 @@ class Allocation:
     mapped_in: int | None = None  # base of the VA reservation it is mapped into
     charged: bool = True          # counted against the device capacity
     host_pages: Any = None        # host_mapping.HostPages behind `data` (pinned, managed)
+    # where the program allocated and freed it ("file.py:12"), when an
+    # analysis tool recorded it (sanitizer/host_checks.py); fault messages
+    # about freed memory name the free site
+    alloc_site: str | None = None
+    free_site: str | None = None
     _views: dict = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # kernels may not touch driver memory (checked with `readonly` on
+        # every device-side access, so kept as a plain attribute)
+        self.driver_only = self.kind in DRIVER_KINDS
 
     @property
     def end(self) -> int:
@@ -162,11 +179,13 @@ class InvalidFree(Exception):
 class AccessFault(LaneFault):
     """An access the hardware would trap on, precise to the first lane.
 
-    `lane` indexes the caller's address array (-1 for host-side accesses)."""
+    `lane` indexes the caller's address array (-1 for host-side accesses);
+    `lanes`, when set, are all the faulting lanes of the access in the same
+    index space (ascending, `lane` first), the message being `lane`'s."""
 
     def __init__(self, kind: CUDBGException, space: Space, lane: int, address: int,
-                 size: int, message: str):
-        super().__init__(kind, message, lane, address, size, space)
+                 size: int, message: str, lanes: np.ndarray | None = None):
+        super().__init__(kind, message, lane, address, size, space, lanes)
 
     def relane(self, lane: int) -> "AccessFault":
         """The same fault attributed to a lane of an enclosing address array."""
