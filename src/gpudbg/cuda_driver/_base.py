@@ -10,10 +10,14 @@ live object is CUDA_ERROR_INVALID_HANDLE (CUDA_ERROR_INVALID_CONTEXT for
 contexts), and unlike the runtime API the current context is never created
 implicitly (CUDA_ERROR_INVALID_CONTEXT when the thread has none).
 `per_thread_variant` makes the `_ptsz`/`_ptds` exports from one body.
+Observers of failing calls (add_api_error_hook: the sanitizer's API error
+check) hear of the program's own failing calls only: the thread's outermost
+cu* call, named as called, never CUDA_ERROR_NOT_READY.
 """
 from __future__ import annotations
 
 import functools
+import threading
 import traceback
 from typing import Any, Callable
 
@@ -45,23 +49,60 @@ def fail(status: CUresult, message: str) -> EngineError:
     return EngineError(status, message)
 
 
+_error_hooks: list[Callable[[str, CUresult, str], None]] = []
+_calls = threading.local()
+
+
+def add_api_error_hook(hook: Callable[[str, CUresult, str], None]) -> None:
+    """Call hook(function name, CUresult, message) on the calling thread
+    when a cu* call of the program fails."""
+    if hook not in _error_hooks:
+        _error_hooks.append(hook)
+
+
+def remove_api_error_hook(hook: Callable[[str, CUresult, str], None]) -> None:
+    if hook in _error_hooks:
+        _error_hooks.remove(hook)
+
+
+def current_call() -> str | None:
+    """The cu* function the program called that runs on this thread."""
+    return getattr(_calls, "name", None)
+
+
+def _failed(name: str, outer: bool, status: CUresult, message: str) -> int:
+    if outer and status is not R.CUDA_ERROR_NOT_READY:
+        for hook in tuple(_error_hooks):
+            hook(name, status, message)
+    return int(status)
+
+
 def entry(fn: Callable[..., Any]) -> Callable[..., int]:
     """Make `fn` a cu* export: returns 0 or its int result, or the CUresult
     of what went wrong."""
+    name = fn.__name__
+
     @functools.wraps(fn)
     def wrapper(*args: Any) -> int:
+        outer = getattr(_calls, "name", None) is None
+        if outer:
+            _calls.name = name
         try:
             result = fn(*args)
         except EngineError as e:
-            return int(e.status)
-        except NullPointer:
-            return int(R.CUDA_ERROR_INVALID_VALUE)
+            return _failed(name, outer, e.status, e.message)
+        except NullPointer as e:
+            return _failed(name, outer, R.CUDA_ERROR_INVALID_VALUE, f"{name}: {e}")
         except StaleHandle as e:
             kind = str(e.args[0]) if e.args else ""
-            return int(R.CUDA_ERROR_INVALID_CONTEXT if HandleKind.CONTEXT in kind else R.CUDA_ERROR_INVALID_HANDLE)
-        except (TypeError, ValueError, OverflowError):
+            return _failed(name, outer, R.CUDA_ERROR_INVALID_CONTEXT if HandleKind.CONTEXT in kind
+                           else R.CUDA_ERROR_INVALID_HANDLE, f"{name}: {kind}")
+        except (TypeError, ValueError, OverflowError) as e:
             traceback.print_exc()
-            return int(R.CUDA_ERROR_INVALID_VALUE)
+            return _failed(name, outer, R.CUDA_ERROR_INVALID_VALUE, f"{name}: {e}")
+        finally:
+            if outer:
+                _calls.name = None
         return 0 if result is None else int(result)
     wrapper.cu_entry = True  # type: ignore[attr-defined]
     return wrapper

@@ -48,39 +48,47 @@ def fail(code: mcError_t, message: str) -> CudaFail:
     return CudaFail(int(code), message)
 
 
-def record(name: str, code: mcError_t, message: str) -> None:
+def record(name: str, code: mcError_t, message: str, notify: bool = True) -> None:
     """Make `code` the calling thread's last error, as the mc layer does
-    (not for cudaErrorNotReady, which is not a failure)."""
+    (not for cudaErrorNotReady, which is not a failure), and tell the API
+    error observers when `notify` (the program's own call failed)."""
     if code is E.mcErrorNotReady:
         return
     _mc_base._record(code, message)
-    for hook in tuple(_mc_base._error_hooks):
-        hook(name, code, message)
+    if notify:
+        _mc_base.notify_failure(name, code, message)
 
 
 def export(fn: Callable[..., Any]) -> Callable[..., int]:
     """Make `fn` a cuda* export returning a cudaError_t int."""
     @functools.wraps(fn)
     def wrapper(*args: Any) -> int:
+        outer = _mc_base.begin_call(fn.__name__)     # failures report as this cuda* call
         try:
             result = fn(*args)
         except CudaFail as e:
             if not e.recorded:
-                record(fn.__name__, E(e.code), e.message)
+                record(fn.__name__, E(e.code), e.message, outer)
+            elif outer:
+                _mc_base.notify_failure(fn.__name__, E(e.code), _mc_base.last_message())
             return e.code
         except EngineError as e:
             err = from_engine(e)
-            record(fn.__name__, err.code, err.message)
+            record(fn.__name__, err.code, err.message, outer)
             return int(err.code)
         except NullPointer as e:
-            record(fn.__name__, E.mcErrorInvalidValue, f"{fn.__name__}: {e}")
+            record(fn.__name__, E.mcErrorInvalidValue, f"{fn.__name__}: {e}", outer)
             return int(E.mcErrorInvalidValue)
         except StaleHandle as e:
-            record(fn.__name__, E.mcErrorInvalidResourceHandle, f"{fn.__name__}: {e.args[0] if e.args else e}")
+            record(fn.__name__, E.mcErrorInvalidResourceHandle, f"{fn.__name__}: {e.args[0] if e.args else e}",
+                   outer)
             return int(E.mcErrorInvalidResourceHandle)
         except (TypeError, ValueError, OverflowError, struct.error) as e:
-            record(fn.__name__, E.mcErrorInvalidValue, f"{fn.__name__}: {e}")
+            record(fn.__name__, E.mcErrorInvalidValue, f"{fn.__name__}: {e}", outer)
             return int(E.mcErrorInvalidValue)
+        finally:
+            if outer:
+                _mc_base.end_call()
         return 0 if result is None else int(result)
     wrapper.cuda_export = True  # type: ignore[attr-defined]
     return wrapper

@@ -30,10 +30,45 @@ def _record(code: mcError_t, message: str) -> None:
     _tls.message = message
 
 
-# Observers of failing calls (a debugger's `set cuda api_failures`), called
-# on the calling thread with (function name, code, message) after the
-# thread's last error is recorded; mcErrorNotReady is not a failure.
+# Observers of failing calls (a debugger's `set cuda api_failures`, the
+# sanitizer's API error check), called on the calling thread with (function
+# name, code, message) after the thread's last error is recorded;
+# mcErrorNotReady is not a failure. Only the program's own call is
+# reported: the outermost API call of the thread (a cuda* export that calls
+# its mc* twin reports as the cuda* function, once), named as the program
+# called it; the calls an API function makes inside do not report.
 _error_hooks: list[Callable[[str, mcError_t, str], None]] = []
+
+
+def begin_call(name: str) -> bool:
+    """Enter an API function; True when it is the thread's outermost call
+    (the caller then ends it with end_call and reports its failure)."""
+    if getattr(_tls, "call", None) is None:
+        _tls.call = name
+        return True
+    return False
+
+
+def end_call() -> None:
+    _tls.call = None
+
+
+def current_call() -> str | None:
+    """The API function the program called that is running on this thread
+    (outermost; None outside any call)."""
+    return getattr(_tls, "call", None)
+
+
+def last_message() -> str:
+    return getattr(_tls, "message", "")
+
+
+def notify_failure(name: str, code: mcError_t, message: str) -> None:
+    """Tell the observers that the program's call `name` failed with `code`."""
+    if code is mcError_t.mcErrorNotReady:
+        return
+    for hook in tuple(_error_hooks):
+        hook(name, code, message)
 
 
 def add_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
@@ -52,6 +87,7 @@ def _api(outputs: int) -> Callable:
     def deco(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> tuple:
+            outer = begin_call(fn.__name__)
             try:
                 try:
                     out = fn(*args, **kwargs)
@@ -60,9 +96,12 @@ def _api(outputs: int) -> Callable:
             except McError as e:
                 if e.code is not mcError_t.mcErrorNotReady:   # "not ready" is not a failure
                     _record(e.code, e.message)
-                    for hook in tuple(_error_hooks):
-                        hook(fn.__name__, e.code, e.message)
+                    if outer:
+                        notify_failure(fn.__name__, e.code, e.message)
                 return (e.code,) + (None,) * outputs
+            finally:
+                if outer:
+                    end_call()
             if outputs == 0:
                 return (_S,)
             if outputs == 1:
@@ -115,6 +154,8 @@ def not_supported(reason: str) -> Callable:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> tuple:
             _record(mcError_t.mcErrorNotSupported, f"{fn.__name__}: {reason}")
+            if current_call() is None:
+                notify_failure(fn.__name__, mcError_t.mcErrorNotSupported, f"{fn.__name__}: {reason}")
             return (mcError_t.mcErrorNotSupported,) + (None,) * outputs
         wrapper.__doc__ = (fn.__doc__ or "") + f"\n\nNot supported on the simulator: {reason}"
         return wrapper
