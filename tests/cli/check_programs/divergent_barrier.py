@@ -21,6 +21,7 @@ extern "C" __global__ void halves(int *out) {
     __syncthreads();
     if (t % 32 < 16) out[t] = s[63 - t];
 #endif
+    out[t] += 1;     // the other half of each warp goes on working
 }
 """
 m = gpudbg.compile(SRC, name="divergent_barrier.cu", options=["-DDIVERGENT"] if DIVERGENT else [])
