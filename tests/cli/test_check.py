@@ -236,6 +236,7 @@ def test_finding_dict_for_hangs_and_reportless_errors():
     json.dumps(d)
     bare = finding_dict(DeviceFault(None, "mcErrorLaunchTimeout: hang", FaultOrigin.STICKY, 1), "p.py")
     assert bare == {"program": "p.py", "finding": "device_error", "origin": "sticky", "device": 1,
+                    "tool": "memcheck", "severity": "error", "count": 1,
                     "message": "mcErrorLaunchTimeout: hang"}
 
 
