@@ -6,6 +6,7 @@ message before the program runs."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,9 +53,9 @@ def write_program(tmp_path, wait: str = SYNC):
     return prog
 
 
-def start(prog, **env):
+def start(prog, *args, **env):
     full = dict(os.environ, PYTHONUNBUFFERED="1", **env)
-    p = subprocess.Popen([sys.executable, "-m", "gpudbg", "run", str(prog)], stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "gpudbg", "run", str(prog), *args], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=full, cwd=prog.parent)
     line = p.stdout.readline()
     assert line == "launched\n", (line, p.stderr.read() if p.poll() is not None else "")
@@ -137,3 +138,63 @@ def test_bad_settings_are_refused_before_the_program_runs(tmp_path, monkeypatch,
     out = capsys.readouterr()
     assert out.err.startswith(f"gpudbg run: {text}") and out.err.count("\n") == 1
     assert "Traceback" not in out.err and "ran" not in out.out
+
+
+NATIVE_SPIN = r"""
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+__global__ void spin(int *flag) {
+    while (atomicAdd(flag, 0) == 0) { }
+}
+int main(int argc, char **argv) {
+    int *flag;
+    cudaMalloc(&flag, sizeof(int));
+    cudaMemset(flag, 0, sizeof(int));
+    spin<<<2, 64>>>(flag);
+    printf("launched\n");
+    fflush(stdout);
+    cudaError_t e = cudaDeviceSynchronize();
+    printf("sync: %s\n", cudaGetErrorString(e));
+    fflush(stdout);
+    if (argc > 1 && !strcmp(argv[1], "stubborn"))
+        for (;;) sleep(1);               // only a second Ctrl-C ends it
+    return e == cudaSuccess ? 0 : 1;
+}
+"""
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+
+
+@pytest.fixture(scope="module")
+def native_spin(tmp_path_factory):
+    if NVCC is None:
+        pytest.skip("nvcc is not installed (CUDA toolkit)")
+    d = tmp_path_factory.mktemp("native_spin")
+    (d / "spin_native.cu").write_text(NATIVE_SPIN)
+    subprocess.run([NVCC, "-lineinfo", "-cudart", "shared", "-gencode", "arch=compute_80,code=compute_80",
+                    "-o", str(d / "spin_native"), str(d / "spin_native.cu")], check=True, capture_output=True,
+                   timeout=300)
+    return d / "spin_native"
+
+
+def test_ctrl_c_reaches_a_native_programs_kernel(native_spin):
+    p = start(native_spin, GPUDBG_HANG_TIMEOUT="60")
+    p.send_signal(signal.SIGINT)
+    out, err = finish(p)
+    assert p.returncode == 130, err
+    assert "sync: the launch timed out and was terminated" in out    # the program's wait returned
+    assert "gpudbg: interrupted (Ctrl-C); running kernels are stopped" in err
+    assert "========= Kernel interrupted in kernel _Z4spinPi" in err
+    assert "inlined at " + str(native_spin.parent / "spin_native.cu") + ":6: 4 warp(s), 128 thread(s)" in err
+    assert "Traceback" not in err
+
+
+def test_second_ctrl_c_ends_a_native_program_at_once(native_spin):
+    p = start(native_spin, "stubborn", GPUDBG_HANG_TIMEOUT="off")
+    p.send_signal(signal.SIGINT)
+    assert p.stdout.readline() == "sync: the launch timed out and was terminated\n"
+    time.sleep(1.0)                      # more than DUPLICATE_S: a second Ctrl-C, not the same one
+    p.send_signal(signal.SIGINT)
+    out, err = finish(p, timeout=20)
+    assert p.returncode == 130, err
+    assert "gpudbg: interrupted again; exiting now" in err

@@ -18,12 +18,14 @@ Two places use it:
   thread is C code that may be anywhere, so Python's handler, which only
   runs when that thread next enters Python, is not relied upon. The
   handler's wakeup fd (signal.set_wakeup_fd: written by the C-level handler
-  at once) is read by a watcher thread, which cancels the kernels and calls
-  the C library's exit(130): the libraries' exit hook runs gpudbg's exit
-  report (the interrupted kernel's report, findings to the parent) as at any
-  exit. The parent forwards its own SIGINT to the child, and a Ctrl-C at a
-  terminal reaches both, so SIGINTs within DUPLICATE_S of the first count as
-  one. It takes SIGINT over only if the program left it at its default
+  at once) is read by a watcher thread, which cancels the kernels. The
+  program's waits then return the launch's error, and it ends as it ends
+  on any error (typically exit(1)); at its exit gpudbg's report (the
+  interrupted kernel, findings to the parent) runs as usual, and then an
+  exit hook registered before the report's turns the exit status into 130.
+  The parent forwards its own SIGINT to the child, and a Ctrl-C at a
+  terminal reaches both, so SIGINTs within DUPLICATE_S of the first count
+  as one. It takes SIGINT over only if the program left it at its default
   disposition: a program with its own handler keeps it.
 
 It does not stop a host thread that never waits on the GPU, nor a wait on
@@ -32,6 +34,7 @@ ends those).
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import signal
@@ -128,27 +131,24 @@ class _ChildWatcher:
         now = time.monotonic()
         if self.first is None:
             self.first = now
+            os.write(2, b"\ngpudbg: interrupted (Ctrl-C); running kernels are stopped\n")
             kernel_watch.cancel(REASON)
-            threading.Thread(target=_exit_after_report, name="gpudbg-interrupt-exit", daemon=True).start()
         elif now - self.first > DUPLICATE_S:
             _second()
 
-
-def _exit_after_report() -> None:
-    """exit(130) through the C library, so that the exit hooks run: the
-    libraries' hook runs Python's atexit functions (gpudbg's report)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        ctypes.CDLL(None).exit(EXIT_STATUS)
-    finally:
-        os._exit(EXIT_STATUS)
+    def at_exit(self) -> None:
+        """Last of the exit hooks: an interrupted program exits 130."""
+        if self.first is not None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(EXIT_STATUS)
 
 
 def install_in_child() -> bool:
-    """In a native program's process: take over SIGINT as described above.
-    False (nothing changed) when the program handles SIGINT itself or this
-    is not the interpreter's main thread."""
+    """In a native program's process: take over SIGINT as described above
+    (call it before registering the exit report). False (nothing changed)
+    when the program handles or ignores SIGINT itself, or this is not the
+    interpreter's main thread."""
     if threading.current_thread() is not threading.main_thread() or not _sigint_is_default():
         return False
     r, w = os.pipe()
@@ -161,5 +161,6 @@ def install_in_child() -> bool:
         os.close(w)
         return False
     watcher = _ChildWatcher(r)
+    atexit.register(watcher.at_exit)     # before the exit report's hook: Python runs it after
     threading.Thread(target=watcher.run, name="gpudbg-sigint", daemon=True).start()
     return True

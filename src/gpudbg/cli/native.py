@@ -118,15 +118,21 @@ def run_native(program: str, args: list[str], tool: str) -> tuple[int, list[dict
 
 
 def _wait(child: subprocess.Popen) -> int:
-    """Wait for the child; Ctrl-C is passed on to it (it may handle it) and
-    a second one kills it."""
+    """Wait for the child; Ctrl-C is passed on to it (it may handle it: see
+    cli/interrupt.py), so is a second one (the child then exits at once),
+    and the child is killed if it does not."""
     interrupts = 0
     while True:
         try:
+            if interrupts >= 2:
+                try:
+                    return child.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    child.kill()
             return child.wait()
         except KeyboardInterrupt:
             interrupts += 1
-            if interrupts == 1:
+            if interrupts <= 2:
                 child.send_signal(signal.SIGINT)
             else:
                 child.kill()
@@ -170,6 +176,8 @@ def child_start() -> None:
     _armed.append(session)
     if session.get("tool") == "check":
         _start_tools(session)
+    from gpudbg.cli.interrupt import install_in_child
+    install_in_child()      # Ctrl-C stops the running kernels; exit 130 after the report below
     atexit.register(_at_exit, session)
 
 

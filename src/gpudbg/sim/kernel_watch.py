@@ -173,7 +173,12 @@ def _location(X, pc: int) -> str:
     if li is not None:
         src = prog.module.files.get(li.file_index)
         if src:
-            return f"{src}:{li.line}"
+            text = f"{src}:{li.line}"
+            outer = li.inlined_at
+            while outer is not None:     # an inlined function (atomicAdd's header): name the call site too
+                text += f" inlined at {prog.module.files.get(outer.file_index, '?')}:{outer.line}"
+                outer = outer.inlined_at
+            return text
     if inst is not None and inst.loc is not None:
         return f"{inst.loc.file}:{inst.loc.line}"
     return "unknown location"
