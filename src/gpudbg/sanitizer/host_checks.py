@@ -50,6 +50,7 @@ DEVICE_FAULT_CODES = frozenset({int(s) for s in FAULT_CODES.values()}
                                   int(CUresult.CUDA_ERROR_LAUNCH_TIMEOUT)})
 INVALID_VALUE = 1                  # cudaErrorInvalidValue = CUDA_ERROR_INVALID_VALUE = mcErrorInvalidValue
 _POINTER = re.compile(r"0x[0-9a-fA-F]+")
+_PREFIX = re.compile(r"^\w+(\(0x[0-9a-fA-F]+\))?: ")
 
 
 def short_site(frames: list[str]) -> str | None:
@@ -79,6 +80,13 @@ def _error_words(function: str, code: Any) -> tuple[str, int, str]:
     except ValueError:
         return f"CUresult {number}", number, "unknown error"
     return status.name, number, CU_DESCRIPTIONS.get(status, "unknown error")
+
+
+def _reason(message: str, pointer: int) -> str:
+    """The layer's sentence without its 'mcFree: ' prefix, about 'it'."""
+    text = _PREFIX.sub("", message, count=1)
+    named = f"0x{pointer:x} "
+    return "it " + text[len(named):] if text.startswith(named) else text
 
 
 def _made_at(a: Allocation) -> str:
@@ -180,7 +188,7 @@ class HostChecks(Tool):
                 line = (f"Invalid free of 0x{pointer:x}: it points {pointer - gone.base} bytes into a "
                         f"freed {gone.size}-byte allocation at 0x{gone.base:x}{made(gone)}")
             else:
-                line = f"Invalid free of 0x{pointer:x}: {message}"
+                line = f"Invalid free of 0x{pointer:x}: {_reason(message, pointer)}"
         self.reporter.add(Finding(tool=self.config.tool, kind=kind, title=api_error_title(function, code),
                                   details=[line], address=pointer,
                                   size=record.size if record is not None else None, host_site=frames,
