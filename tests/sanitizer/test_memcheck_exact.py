@@ -84,6 +84,37 @@ def test_a_kernel_within_bounds_does_not_fault():
     assert out.tolist() == list(range(128))
 
 
+SHARED = r"""
+extern "C" __global__ void shift(int *out, int by) {
+    __shared__ int s[32];
+    s[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[blockIdx.x * 32 + threadIdx.x] = s[threadIdx.x + by];
+}
+"""
+
+
+@pytest.mark.parametrize("by,faulting", [(8, 2 * 8), (0, 0)])
+def test_every_faulting_lane_of_a_shared_access_is_counted(by, faulting):
+    reset_engine()
+    try:
+        m = gpudbg.compile(SHARED, name="shift.cu")
+        out = gpudbg.zeros(64, np.int32)
+        m.shift[2, 32](out, by)
+        if faulting:
+            with pytest.raises(gpudbg.KernelFaultError) as e:
+                out.to_host()
+        else:
+            assert out.to_host().tolist() == list(range(32)) * 2
+    finally:
+        reset_engine()
+    if faulting:
+        r = e.value.report
+        assert "out-of-bounds shared memory access" in r.message
+        assert r.faulting_count == faulting and r.faulting_blocks == ((0, 0, 0), (1, 0, 0))
+        assert r.faulting_lanes[:2] == [((0, 0, 0), (24, 0, 0)), ((0, 0, 0), (25, 0, 0))]
+
+
 READ = r"""
 extern "C" __global__ void read_first(const int *p, int *out) { out[threadIdx.x] = p[threadIdx.x]; }
 """

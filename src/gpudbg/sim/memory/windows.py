@@ -94,9 +94,9 @@ class SegmentedMemory:
         return w
 
     def _fault(self, kind: CUDBGException, lane: int, address: int, size: int,
-               verb: AccessType, phrase: str) -> AccessFault:
+               verb: AccessType, phrase: str, lanes: np.ndarray | None = None) -> AccessFault:
         return AccessFault(kind, self.space, lane, address, size,
-                           fault_message(self.space_name, verb, size, address, phrase))
+                           fault_message(self.space_name, verb, size, address, phrase), lanes)
 
     def resolve(self, segments: Any, offsets: Any, size: int, verb: AccessType,
                 lanes: np.ndarray | None = None, report_addrs: np.ndarray | None = None
@@ -132,15 +132,17 @@ class SegmentedMemory:
         if bad.any():
             k = int(np.argmax(bad))
             a = int(shown[k])
+            every = np.flatnonzero(bad)                  # all faulting lanes, in the caller's numbers
+            every = every if lanes is None else np.asarray(lanes)[every]
             if mis is not None and mis[k]:
                 raise self._fault(CUDBGException.CUDBG_EXCEPTION_LANE_MISALIGNED_ADDRESS, lane_of(k),
-                                  a, size, verb, misaligned_phrase(size))
+                                  a, size, verb, misaligned_phrase(size), every)
             o, limit = int(off[k]), int(lim[k])
             phrase = (f"is an out-of-bounds {self.space.value} memory access (offset 0x{o:x}; "
                       f"the {limit}-byte {self.space.value} memory of {_UNIT[self.space]} "
                       f"{int(seg[k])} ends at offset 0x{limit:x})")
             raise self._fault(CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS, lane_of(k), a,
-                              size, verb, phrase)
+                              size, verb, phrase, every)
         return seg * np.int64(self.stride) + off.view(np.int64)
 
     def _uniform_limit(self) -> int | None:
@@ -327,7 +329,7 @@ class GenericAddressing:
                         CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS, Space.GENERIC, k, addr,
                         size, fault_message("__generic__", verb, size, addr,
                                             "does not map to any memory space (it is outside the "
-                                            "global, shared and local windows)")))
+                                            "global, shared and local windows)"), sel))
                 else:
                     mem, base, segs = ((self.shared, SHARED_WINDOW_BASE, shared_segments)
                                        if space is GenericSpace.SHARED
@@ -339,7 +341,11 @@ class GenericAddressing:
             except AccessFault as fault:
                 faults.append(fault)
         if faults:
-            raise min(faults, key=lambda f: f.lane)
+            first = min(faults, key=lambda f: f.lane)
+            first.lanes = np.unique(np.concatenate([
+                np.asarray(f.lanes if f.lanes is not None else [f.lane], dtype=np.int64)
+                for f in faults]))     # every faulting lane, whatever its space
+            raise first
         return parts
 
     def _mem(self, space: GenericSpace) -> SegmentedMemory:
