@@ -193,7 +193,7 @@ def execute_step_observed(X: WaveExecution, code: list, leader, pc: int, idx) ->
                 if sel is None or len(sel):
                     if "sync_op" in info:
                         instrument.emit_warp_sync(tap, X, pc, info, sel)
-                    probes = info.get("memory")
+                    probes = info.get("memory") if tap.observes_memory else None
                     if probes:
                         probed = instrument.probe_memory(X, probes, sel)
                         b.run(X, sel)

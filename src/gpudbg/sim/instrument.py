@@ -142,6 +142,9 @@ class Tap(Tool):
         self.observes_execution = any(
             getattr(type(t), name) is not getattr(Tool, name)
             for t in tools for name in _DEVICE_EVENTS)
+        # whether any tool wants memory events: if none does (synccheck),
+        # the executor does not probe the addresses of memory instructions
+        self.observes_memory = any(type(t).memory is not Tool.memory for t in tools)
 
 
 def _fan_out(name: str):
