@@ -137,16 +137,28 @@ class SynccheckTool(Tool):
         self._pending = {}
 
     def wave_begin(self, X: Any) -> None:
-        n, nb = X.n, len(X.block_live)
+        """The wave's state arrays are made when first needed (a split
+        arrival, a thread count): converged code never pays for them."""
         self._X = X
-        self._arr_pc = np.full(n, -1, dtype=np.int64)      # barrier pc a slot arrived at
-        self._arr_bid = np.full(n, -1, dtype=np.int64)     # ... and its barrier id
-        self._sus_pc = np.full(n, -1, dtype=np.int64)      # barrier pc a live sibling skipped
-        self._sus_bid = np.full(n, -1, dtype=np.int64)
-        self._count = np.full((nb, NBARRIERS), -1, dtype=np.int64)    # thread count given
-        self._count_pc = np.zeros((nb, NBARRIERS), dtype=np.int64)    # ... at this pc
-        self._arrived = np.zeros((nb, NBARRIERS), dtype=np.int64)     # arrivals with a count
+        self._arr_pc: np.ndarray | None = None     # per slot: barrier pc it arrived at
+        self._counted = False
         self._open = 0
+
+    def _arrivals(self, X: Any) -> None:
+        if self._arr_pc is None:
+            n = X.n
+            self._arr_pc = np.full(n, -1, dtype=np.int64)
+            self._arr_bid = np.full(n, -1, dtype=np.int64)     # ... and its barrier id
+            self._sus_pc = np.full(n, -1, dtype=np.int64)      # barrier pc a live sibling skipped
+            self._sus_bid = np.full(n, -1, dtype=np.int64)
+
+    def _counts(self, X: Any) -> None:
+        if not self._counted:
+            nb = len(X.block_live)
+            self._count = np.full((nb, NBARRIERS), -1, dtype=np.int64)    # thread count given
+            self._count_pc = np.zeros((nb, NBARRIERS), dtype=np.int64)    # ... at this pc
+            self._arrived = np.zeros((nb, NBARRIERS), dtype=np.int64)     # arrivals with a count
+            self._counted = True
 
     def wave_end(self, X: Any) -> None:
         self._close_wave(X)
@@ -198,6 +210,7 @@ class SynccheckTool(Tool):
         if not self._program_tables(X)[2][arrival.pc]:
             return
         pc = arrival.pc
+        self._arrivals(X)
         uw, wi = np.unique(slots >> 5, return_inverse=True)
         lanes = slots & 31
         arriving = np.zeros((len(uw), WARP), dtype=bool)
@@ -245,6 +258,8 @@ class SynccheckTool(Tool):
             self._arr_pc[arrived] = -1
             if not (self._arr_bid >= 0).any() and not (self._sus_bid >= 0).any():
                 self._open = 0
+        if not self._counted:
+            return
         given = self._count[blocks, barrier]
         if (given >= 0).any():
             over = (given >= 0) & (self._arrived[blocks, barrier] > given)
@@ -262,6 +277,7 @@ class SynccheckTool(Tool):
     def _check_counts(self, X: Any, arrival: BarrierArrival) -> None:
         slots, counts, ids = arrival.slots, arrival.counts, arrival.barrier_ids
         pc = arrival.pc
+        self._counts(X)
         bad = (counts <= 0) | (counts % WARP != 0)
         if bad.any():
             i = np.flatnonzero(bad)
