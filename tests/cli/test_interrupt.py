@@ -104,6 +104,7 @@ def test_second_ctrl_c_exits_at_once(tmp_path):
 
 @pytest.fixture
 def reset_device():
+    gpudbg.Device(0).reset()
     yield
     gpudbg.Device(0).reset()
 

@@ -40,6 +40,7 @@ extern "C" __global__ void wait_for_warp0(int *flag) {
 
 @pytest.fixture
 def fresh_device():
+    gpudbg.Device(0).reset()      # no sticky error left by an earlier test
     yield
     kernel_watch.clear()
     gpudbg.Device(0).reset()

@@ -51,6 +51,7 @@ extern "C" __global__ void warpsum(const int *in, int *out) {
 
 @pytest.fixture
 def restore_schedule():
+    gpudbg.Device(0).reset()      # no sticky error left by an earlier test
     yield
     schedule.reset()
 
