@@ -186,6 +186,25 @@ class _Pending:
     address: int = 0
 
 
+class _Run:
+    """One launch's device-side state (on its GPU's front-end thread):
+    the pending findings and the current wave's shared-memory shadow."""
+
+    __slots__ = ("pending", "shared", "row_base")
+
+    def __init__(self) -> None:
+        self.pending: dict[tuple[int, Space], _Pending] = {}
+        self.shared: np.ndarray | None = None      # (blocks x padded row), flat
+        self.row_base: np.ndarray | None = None    # per wave slot: its block's row offset
+
+    def fold_waves(self) -> None:
+        """The wave's threads into each pending finding's count."""
+        for p in self.pending.values():
+            if p.seen is not None:
+                p.count += int(np.count_nonzero(p.seen))
+                p.seen = None
+
+
 class InitcheckTool(Tool):
     """compute-sanitizer's initcheck over the instrumentation interface."""
 
@@ -198,9 +217,7 @@ class InitcheckTool(Tool):
         self._registries: dict[int, _Registry] = {}
         self._lock = threading.Lock()
         self._launch_no = 0
-        self._pending: dict[tuple[int, Space], _Pending] = {}
-        self._shared: np.ndarray | None = None     # current wave: (blocks x row) flat
-        self._row_base: np.ndarray | None = None   # per wave slot: its block's row offset
+        self._runs = threading.local()    # each GPU's front-end thread runs its own launch
 
     # ------------------------------------------------------------------ host side
 
@@ -262,35 +279,45 @@ class InitcheckTool(Tool):
 
     # ------------------------------------------------------------------ device side
 
+    def _run(self) -> _Run:
+        r = getattr(self._runs, "run", None)
+        if r is None:
+            r = self._runs.run = _Run()
+        return r
+
     def launch_begin(self, launch: Launch) -> None:
         self._launch_no += 1
-        self._pending = {}
+        self._runs.run = _Run()
 
     def wave_begin(self, X: Any) -> None:
+        r = self._run()
         per_block = int(X.shared_per_block)
         if per_block > 0:
             row = _padded(per_block)
-            self._shared = np.zeros(len(X.block_live) * row, dtype=np.uint8)
-            self._row_base = X.layout.block_of.astype(np.uint64) * np.uint64(row)
+            r.shared = np.zeros(len(X.block_live) * row, dtype=np.uint8)
+            r.row_base = X.layout.block_of.astype(np.uint64) * np.uint64(row)
         else:
-            self._shared = None
+            r.shared = None
 
     def wave_end(self, X: Any) -> None:
-        self._fold_waves()
-        self._shared = None
+        r = self._run()
+        r.fold_waves()
+        r.shared = None
 
     def launch_end(self, launch: Launch, fault: BaseException | None) -> None:
-        self._fold_waves()
-        self._shared = None
-        pending, self._pending = self._pending, {}
-        for p in pending.values():
+        r = self._run()
+        r.fold_waves()
+        self._runs.run = None
+        for p in r.pending.values():
             self._report_read(p)
 
     def memory(self, X: Any, access: MemoryAccess) -> None:
         if access.space is Space.GLOBAL:
             self._global(X, access)
-        elif access.space is Space.SHARED and self._shared is not None:
-            self._shared_access(X, access)
+        elif access.space is Space.SHARED:
+            r = self._run()
+            if r.shared is not None:
+                self._shared_access(X, access, r)
 
     def _global(self, X: Any, a: MemoryAccess) -> None:
         reg = self._registries.get(id(X.gmem))
@@ -332,24 +359,25 @@ class InitcheckTool(Tool):
         if bad.any():
             self._note(X, a, slots[bad], addrs[bad], t)
 
-    def _shared_access(self, X: Any, a: MemoryAccess) -> None:
+    def _shared_access(self, X: Any, a: MemoryAccess, r: _Run) -> None:
         if not len(a.slots):
             return
-        rows = self._row_base if len(a.slots) == len(self._row_base) else np.take(self._row_base, a.slots)
+        rows = r.row_base if len(a.slots) == len(r.row_base) else np.take(r.row_base, a.slots)
         flat = rows + a.addresses
         if a.kind is AccessType.WRITE:
-            mark_written(self._shared, flat, a.size)
+            mark_written(r.shared, flat, a.size)
             return
-        bad = unwritten(self._shared, flat, a.size)
+        bad = unwritten(r.shared, flat, a.size)
         if a.kind is AccessType.ATOMIC:
-            mark_written(self._shared, flat, a.size)
+            mark_written(r.shared, flat, a.size)
         if bad.any():
             self._note(X, a, a.slots[bad], a.addresses[bad], None)
 
     def _note(self, X: Any, a: MemoryAccess, slots: np.ndarray, addrs: np.ndarray,
               t: _Tracked | None) -> None:
         key = (a.pc, a.space)
-        p = self._pending.get(key)
+        pending = self._run().pending
+        p = pending.get(key)
         if p is None:
             slot, address = int(slots[0]), int(addrs[0])
             site = sites.device_site(X, a.pc, slot)
@@ -362,16 +390,10 @@ class InitcheckTool(Tool):
                 line = (f"Address 0x{address:x} is {address} bytes inside the "
                         f"{int(X.shared_per_block)}-byte __shared__ memory of block "
                         f"({','.join(map(str, X.block_idx_of(slot)))})")
-            p = self._pending[key] = _Pending(a.space, a.size, site, line, address=address)
+            p = pending[key] = _Pending(a.space, a.size, site, line, address=address)
         if p.seen is None or len(p.seen) != X.n:
             p.seen = np.zeros(X.n, dtype=bool)
         p.seen[slots] = True
-
-    def _fold_waves(self) -> None:
-        for p in self._pending.values():
-            if p.seen is not None:
-                p.count += int(np.count_nonzero(p.seen))
-                p.seen = None
 
     # ------------------------------------------------------------------ findings
 

@@ -45,6 +45,7 @@ cooperative-groups grid sync.
 from __future__ import annotations
 
 import enum
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,41 @@ def _aligned(inst: Any) -> bool:
     return inst.opcode != "barrier" or "aligned" in inst.modifiers
 
 
+class _Run:
+    """One launch's state on its GPU's front-end thread: pending findings,
+    and the current wave's arrays, made when first needed (a split
+    arrival, a thread count) so that converged code never pays for them."""
+
+    def __init__(self) -> None:
+        self.pending: dict[tuple[int, SyncError], _Pending] = {}
+        self.X: Any = None
+        self.arr_pc: np.ndarray | None = None
+        self.counted = False
+        self.open = 0               # arrival or suspect state is recorded in this wave
+
+    def new_wave(self, X: Any) -> None:
+        self.X = X
+        self.arr_pc = None
+        self.counted = False
+        self.open = 0
+
+    def arrivals(self, X: Any) -> None:
+        if self.arr_pc is None:
+            n = X.n
+            self.arr_pc = np.full(n, -1, dtype=np.int64)     # per slot: barrier pc it arrived at
+            self.arr_bid = np.full(n, -1, dtype=np.int64)    # ... and its barrier id
+            self.sus_pc = np.full(n, -1, dtype=np.int64)     # barrier pc a live sibling skipped
+            self.sus_bid = np.full(n, -1, dtype=np.int64)
+
+    def counts(self, X: Any) -> None:
+        if not self.counted:
+            nb = len(X.block_live)
+            self.count = np.full((nb, NBARRIERS), -1, dtype=np.int64)    # thread count given
+            self.count_pc = np.zeros((nb, NBARRIERS), dtype=np.int64)    # ... at this pc
+            self.arrived = np.zeros((nb, NBARRIERS), dtype=np.int64)     # arrivals with a count
+            self.counted = True
+
+
 class SynccheckTool(Tool):
     """compute-sanitizer's synccheck over the instrumentation interface."""
 
@@ -126,58 +162,42 @@ class SynccheckTool(Tool):
     def __init__(self, config: CheckConfig | None = None, reporter: Reporter | None = None):
         self.config = config or CheckConfig(tool=ToolName.SYNCCHECK)
         self.reporter = reporter or Reporter()
-        self._pending: dict[tuple[int, SyncError], _Pending] = {}
         self._tables: dict[int, tuple[Any, np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._X: Any = None
-        self._open = 0          # slots with arrival or suspect state in the current wave
+        self._runs = threading.local()    # each GPU's front-end thread runs its own launch
 
     # ------------------------------------------------------------------ launches and waves
 
+    def _run(self) -> _Run:
+        r = getattr(self._runs, "run", None)
+        if r is None:
+            r = self._runs.run = _Run()
+        return r
+
     def launch_begin(self, launch: Launch) -> None:
-        self._pending = {}
+        self._runs.run = _Run()
 
     def wave_begin(self, X: Any) -> None:
-        """The wave's state arrays are made when first needed (a split
-        arrival, a thread count): converged code never pays for them."""
-        self._X = X
-        self._arr_pc: np.ndarray | None = None     # per slot: barrier pc it arrived at
-        self._counted = False
-        self._open = 0
-
-    def _arrivals(self, X: Any) -> None:
-        if self._arr_pc is None:
-            n = X.n
-            self._arr_pc = np.full(n, -1, dtype=np.int64)
-            self._arr_bid = np.full(n, -1, dtype=np.int64)     # ... and its barrier id
-            self._sus_pc = np.full(n, -1, dtype=np.int64)      # barrier pc a live sibling skipped
-            self._sus_bid = np.full(n, -1, dtype=np.int64)
-
-    def _counts(self, X: Any) -> None:
-        if not self._counted:
-            nb = len(X.block_live)
-            self._count = np.full((nb, NBARRIERS), -1, dtype=np.int64)    # thread count given
-            self._count_pc = np.zeros((nb, NBARRIERS), dtype=np.int64)    # ... at this pc
-            self._arrived = np.zeros((nb, NBARRIERS), dtype=np.int64)     # arrivals with a count
-            self._counted = True
+        self._run().new_wave(X)
 
     def wave_end(self, X: Any) -> None:
-        self._close_wave(X)
+        self._close_wave(X, self._run())
 
     def launch_end(self, launch: Launch, fault: BaseException | None) -> None:
-        if self._X is not None:
-            self._close_wave(self._X)
-        pending, self._pending = self._pending, {}
-        for (pc, kind), p in pending.items():
+        r = self._run()
+        if r.X is not None:
+            self._close_wave(r.X, r)
+        self._runs.run = None
+        for (pc, kind), p in r.pending.items():
             self._report(kind, p)
 
-    def _close_wave(self, X: Any) -> None:
+    def _close_wave(self, X: Any, r: _Run) -> None:
         """Suspects of barriers that never completed: divergent too."""
-        if self._open:
-            left = np.flatnonzero(self._sus_bid >= 0)
+        if r.open:
+            left = np.flatnonzero(r.sus_bid >= 0)
             if len(left):
-                self._divergent_warps(X, left, self._sus_pc[left])
-        self._open = 0
-        self._X = None
+                self._divergent_warps(X, left, r.sus_pc[left])
+        r.open = 0
+        r.X = None
 
     # ------------------------------------------------------------------ CTA barriers
 
@@ -200,6 +220,7 @@ class SynccheckTool(Tool):
         return valid & (is_exit[where] | (is_ret[where] & (depth == 0)))
 
     def barrier_arrival(self, X: Any, arrival: BarrierArrival) -> None:
+        r = self._run()
         slots = arrival.slots
         if not len(slots):
             return
@@ -210,7 +231,7 @@ class SynccheckTool(Tool):
         if not self._program_tables(X)[2][arrival.pc]:
             return
         pc = arrival.pc
-        self._arrivals(X)
+        r.arrivals(X)
         uw, wi = np.unique(slots >> 5, return_inverse=True)
         lanes = slots & 31
         arriving = np.zeros((len(uw), WARP), dtype=bool)
@@ -218,16 +239,16 @@ class SynccheckTool(Tool):
         bid = np.zeros(len(uw), dtype=np.int64)
         bid[wi] = arrival.barrier_ids
         sched = X.sched.reshape(-1, WARP)[uw]
-        arr_bid = self._arr_bid.reshape(-1, WARP)[uw]
-        arr_pc = self._arr_pc.reshape(-1, WARP)[uw]
+        arr_bid = r.arr_bid.reshape(-1, WARP)[uw]
+        arr_pc = r.arr_pc.reshape(-1, WARP)[uw]
         before = arr_bid == bid[:, None]
         # lanes of these warps that completed their arrival at another instruction
         elsewhere = (before & (arr_pc != pc)).any(axis=1)
         siblings = (sched != EXITED) & ~arriving & ~before
-        self._arr_pc[slots] = pc
-        self._arr_bid[slots] = arrival.barrier_ids
-        self._sus_bid[slots] = -1
-        self._open += 1
+        r.arr_pc[slots] = pc
+        r.arr_bid[slots] = arrival.barrier_ids
+        r.sus_bid[slots] = -1
+        r.open += 1
         if elsewhere.any():
             first = slots[np.flatnonzero(elsewhere[wi])]
             self._divergent_warps(X, first, np.full(len(first), pc, dtype=np.int64))
@@ -237,47 +258,49 @@ class SynccheckTool(Tool):
         if suspects.any():
             w, lane = np.nonzero(suspects)
             sus = uw[w] * WARP + lane
-            self._sus_pc[sus] = pc
-            self._sus_bid[sus] = bid[w]
+            r.sus_pc[sus] = pc
+            r.sus_bid[sus] = bid[w]
 
     def barrier_complete(self, X: Any, blocks: np.ndarray, barrier: int) -> None:
-        if self._open:
+        r = self._run()
+        if r.open:
             in_blocks = np.zeros(len(X.block_live), dtype=bool)
             in_blocks[blocks] = True
             mine = in_blocks[X.layout.block_of]
-            arrived = mine & (self._arr_bid == barrier)
-            suspects = np.flatnonzero(mine & (self._sus_bid == barrier))
+            arrived = mine & (r.arr_bid == barrier)
+            suspects = np.flatnonzero(mine & (r.sus_bid == barrier))
             if len(suspects):
-                ok = arrived[suspects] & (self._arr_pc[suspects] == self._sus_pc[suspects])
+                ok = arrived[suspects] & (r.arr_pc[suspects] == r.sus_pc[suspects])
                 bad = suspects[~ok]
                 if len(bad):
-                    self._divergent_warps(X, bad, self._sus_pc[bad])
-                self._sus_bid[suspects] = -1
-                self._sus_pc[suspects] = -1
-            self._arr_bid[arrived] = -1
-            self._arr_pc[arrived] = -1
-            if not (self._arr_bid >= 0).any() and not (self._sus_bid >= 0).any():
-                self._open = 0
-        if not self._counted:
+                    self._divergent_warps(X, bad, r.sus_pc[bad])
+                r.sus_bid[suspects] = -1
+                r.sus_pc[suspects] = -1
+            r.arr_bid[arrived] = -1
+            r.arr_pc[arrived] = -1
+            if not (r.arr_bid >= 0).any() and not (r.sus_bid >= 0).any():
+                r.open = 0
+        if not r.counted:
             return
-        given = self._count[blocks, barrier]
+        given = r.count[blocks, barrier]
         if (given >= 0).any():
-            over = (given >= 0) & (self._arrived[blocks, barrier] > given)
+            over = (given >= 0) & (r.arrived[blocks, barrier] > given)
             if over.any():
                 b = int(blocks[np.flatnonzero(over)[0]])
                 slot = int(b * X.layout.slots_per_block)
-                self._note(X, SyncError.BARRIER_INVALID_ARGUMENTS, int(self._count_pc[b, barrier]), slot,
+                self._note(X, SyncError.BARRIER_INVALID_ARGUMENTS, int(r.count_pc[b, barrier]), slot,
                            "more threads than the count",
-                           f"{int(self._arrived[b, barrier])} threads arrived at barrier {barrier} "
+                           f"{int(r.arrived[b, barrier])} threads arrived at barrier {barrier} "
                            f"for a thread count of {int(given[np.flatnonzero(over)[0]])}",
-                           int(self._arrived[blocks, barrier][over].sum()))
-            self._count[blocks, barrier] = -1
-            self._arrived[blocks, barrier] = 0
+                           int(r.arrived[blocks, barrier][over].sum()))
+            r.count[blocks, barrier] = -1
+            r.arrived[blocks, barrier] = 0
 
     def _check_counts(self, X: Any, arrival: BarrierArrival) -> None:
+        r = self._run()
         slots, counts, ids = arrival.slots, arrival.counts, arrival.barrier_ids
         pc = arrival.pc
-        self._counts(X)
+        r.counts(X)
         bad = (counts <= 0) | (counts % WARP != 0)
         if bad.any():
             i = np.flatnonzero(bad)
@@ -288,7 +311,7 @@ class SynccheckTool(Tool):
         key = blocks * NBARRIERS + ids
         uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
         kb, kid = uk // NBARRIERS, uk % NBARRIERS
-        stored = self._count[kb, kid]
+        stored = r.count[kb, kid]
         ref = np.where(stored >= 0, stored, counts[first])
         differ = counts != ref[inv]
         if differ.any():
@@ -296,19 +319,20 @@ class SynccheckTool(Tool):
             self._note(X, SyncError.BARRIER_INVALID_ARGUMENTS, pc, int(slots[i[0]]), "counts differ",
                        f"threads of one block give barrier {int(ids[i[0]])} different thread counts "
                        f"({int(ref[inv][i[0]])} and {int(counts[i[0]])})", len(i))
-        self._count[kb, kid] = ref
-        self._count_pc[kb, kid] = pc
-        np.add.at(self._arrived, (blocks, ids), 1)
+        r.count[kb, kid] = ref
+        r.count_pc[kb, kid] = pc
+        np.add.at(r.arrived, (blocks, ids), 1)
 
     def _divergent_warps(self, X: Any, slots: np.ndarray, pcs: np.ndarray) -> None:
         """Warps of `slots` (lanes that skipped, or lanes that arrived
         elsewhere) were divergent at the barriers `pcs`: one finding per
         pc, counting the threads of those warps that arrived there."""
+        r = self._run()
         warps = slots >> 5
         for pc in np.unique(pcs):
             ws = np.unique(warps[pcs == pc])
             lanes = (ws[:, None] * WARP + np.arange(WARP)).ravel()
-            came = lanes[self._arr_pc[lanes] == pc] if len(lanes) else lanes
+            came = lanes[r.arr_pc[lanes] == pc] if len(lanes) else lanes
             first = int(came[0]) if len(came) else int(slots[pcs == pc][0])
             self._note(X, SyncError.DIVERGENT_BARRIER, int(pc), first, "divergent",
                        "part of a warp reached this barrier while other live lanes of the warp "
@@ -363,9 +387,10 @@ class SynccheckTool(Tool):
         each distinct reason worded once (its first occurrence) with the
         threads it covers."""
         key = (pc, kind)
-        p = self._pending.get(key)
+        pending = self._run().pending
+        p = pending.get(key)
         if p is None:
-            p = self._pending[key] = _Pending(sites.device_site(X, pc, slot))
+            p = pending[key] = _Pending(sites.device_site(X, pc, slot))
         p.count += threads
         r = p.reasons.get(reason)
         if r is None:
