@@ -58,7 +58,7 @@ import numpy as np
 from gpudbg.sanitizer import sites
 from gpudbg.sanitizer.config import CheckConfig
 from gpudbg.sanitizer.findings import DeviceSite, Finding, Severity, ToolName
-from gpudbg.sanitizer.race_shadow import WHO_MASK, Shadow, runs
+from gpudbg.sanitizer.race_shadow import START_GRANULARITY, WHO_MASK, Shadow
 from gpudbg.sanitizer.report import Reporter
 from gpudbg.sim.instrument import BarrierArrival, Launch, MemoryAccess, Tool, WarpSync  # noqa: F401
 from gpudbg.sim.memory.spaces import AccessType, Space
@@ -66,6 +66,7 @@ from gpudbg.sim.state import EXITED
 
 WARP_SYNC_OP = "bar.warp.sync"          # the only warp-level instruction that orders memory
 SHARED_ALIGN = 16                       # per-block stride of the shared shadow
+RECENT_ALLOCATIONS = 8                  # global shadows looked up by a linear scan
 _LANE_BITS = (np.uint32(1) << np.arange(32, dtype=np.uint32)).astype(np.uint64)
 
 
@@ -112,15 +113,16 @@ class _LaunchState:
         self.tpb = max(bx * by * bz, 1)
         # the wave
         self.X: Any = None
-        self.shared: Shadow | None = None
         self.stride = 0
         self.bar_stamp = np.zeros(0, dtype=np.int64)
-        self.bar_uniform: int | None = 0
+        self.bar_uniform: int | None = 0    # every block's last barrier, when they agree
+        self.bar_floor = 0                  # the oldest of them
         self.wsync = np.zeros(0, dtype=np.int64)
         self.pending = np.zeros(0, dtype=np.uint64)
         self.any_wsync = False
-        self.gtid: np.ndarray | None = None   # slot -> grid-linear thread id
-        self.gblock: np.ndarray | None = None  # slot -> linear block id
+        self.slot_base: np.ndarray | None = None   # slot -> its block's offset in the shared shadow
+        self.gtid: np.ndarray | None = None        # slot -> grid-linear thread id
+        self.gstart: np.ndarray | None = None      # slot -> grid-linear id of its block's thread 0
 
     def note_pc(self, stamp: int, pc: int) -> None:
         i = stamp - self.base
@@ -134,84 +136,95 @@ class _LaunchState:
         self.X = X
         nb = len(X._wave_blocks)
         self.stride = -(-max(int(X.shared_per_block), 1) // SHARED_ALIGN) * SHARED_ALIGN
-        self.shared = None
         self.bar_stamp = np.full(nb, stamp, dtype=np.int64)
-        self.bar_uniform = stamp
+        self.bar_uniform = self.bar_floor = stamp
         nw = -(-X.n // 32)
         self.wsync = np.zeros(nw, dtype=np.int64)
         self.pending = np.zeros(nw, dtype=np.uint64)
         self.any_wsync = False
-        self.gtid = self.gblock = None
+        self.slot_base = self.gtid = self.gstart = None
+
+    def shared_bases(self) -> np.ndarray:
+        if self.slot_base is None:
+            self.slot_base = self.X.layout.block_of.astype(np.uint64) * np.uint64(self.stride)
+        return self.slot_base
 
     def global_ids(self) -> tuple[np.ndarray, np.ndarray]:
         if self.gtid is None:
             L = self.X.layout
-            blocks = np.asarray(self.X._wave_blocks, dtype=np.int64)[L.block_of]
-            self.gblock = blocks
-            self.gtid = blocks * self.tpb + L.linear_tid.astype(np.int64)
-        return self.gtid, self.gblock
+            self.gstart = np.asarray(self.X._wave_blocks, dtype=np.int64)[L.block_of] * self.tpb
+            self.gtid = self.gstart + L.linear_tid.astype(np.int64)
+        return self.gtid, self.gstart
+
+
+def _pick(a: np.ndarray, slots: np.ndarray, whole: bool) -> np.ndarray:
+    return a if whole else a[slots]
 
 
 class _SharedOrder:
     """Which stored shared accesses are concurrent with one instruction's
     (per element: k units per lane)."""
 
-    def __init__(self, st: _LaunchState, slots: np.ndarray, blocks: np.ndarray, k: int):
-        self.st, self.slots, self.blocks, self.k = st, slots, blocks, k
-        self._slot = self._bar = self._ws = None
+    one_thread_per_lane = True    # two lanes of one instruction may always race
+
+    def __init__(self, st: _LaunchState, slots: np.ndarray, k: int):
+        self.st, self.slots, self.k = st, slots, k
+        self.floor = st.bar_floor
+        self._slot = None
+        u = st.bar_uniform
+        if u is not None:
+            self._bar = np.int64(u << 32)
+        else:
+            b = st.bar_stamp[st.X.layout.block_of[slots]] << 32
+            self._bar = b if k == 1 else np.repeat(b, k)
 
     def slot(self) -> np.ndarray:
         if self._slot is None:
             self._slot = self.slots if self.k == 1 else np.repeat(self.slots, self.k)
         return self._slot
 
-    def bar(self):
-        if self._bar is None:
-            u = self.st.bar_uniform
-            if u is not None:
-                self._bar = u
-            else:
-                b = self.st.bar_stamp[self.blocks]
-                self._bar = b if self.k == 1 else np.repeat(b, self.k)
-        return self._bar
-
-    def concurrent(self, v: np.ndarray) -> np.ndarray | None:
-        s = v >> 32
-        c = s >= self.bar()
+    def concurrent(self, v: np.ndarray, sub: np.ndarray | None = None) -> np.ndarray | None:
+        """Per element (or per element `sub[i]`): whether the packed entry
+        v is by another thread and not ordered before this access."""
+        bar = self._bar
+        if sub is not None and bar.ndim:
+            bar = bar[sub]
+        c = v >= bar
         if not c.any():
             return None
+        me = self.slot() if sub is None else self.slot()[sub]
         o = v & WHO_MASK
-        me = self.slot()
         c &= o != me
         if self.st.any_wsync and c.any():
-            if self._ws is None:
-                self._ws = self.st.wsync[me >> 5]
-            c &= ~(((o >> 5) == (me >> 5)) & (s < self._ws))
+            ws = self.st.wsync[me >> 5] << 32
+            c &= ~(((o >> 5) == (me >> 5)) & (v < ws))
         return c if c.any() else None
-
-    def apart(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        """Elements a and b of this instruction: by different threads
-        (always, for distinct lanes)."""
-        return np.ones(len(a), dtype=bool)
 
 
 class _GlobalOrder:
     """Which stored global accesses are concurrent with one instruction's:
     those of this launch by another block."""
 
-    def __init__(self, st: _LaunchState, blocks: np.ndarray, k: int):
-        self.st, self.k = st, k
-        self.blocks = blocks if k == 1 else np.repeat(blocks, k)
+    one_thread_per_lane = False   # lanes of one block never race here
 
-    def concurrent(self, v: np.ndarray) -> np.ndarray | None:
-        c = (v >> 32) >= self.st.base
+    def __init__(self, st: _LaunchState, start: np.ndarray, k: int):
+        self.floor = st.base
+        self._base = np.int64(st.base << 32)
+        self.tpb = np.uint64(st.tpb)
+        self.start = start if k == 1 else np.repeat(start, k)
+
+    def concurrent(self, v: np.ndarray, sub: np.ndarray | None = None) -> np.ndarray | None:
+        c = v >= self._base
         if not c.any():
             return None
-        c &= ((v & WHO_MASK) // self.st.tpb) != self.blocks
+        start = self.start if sub is None else self.start[sub]
+        c &= ((v & WHO_MASK) - start).view(np.uint64) >= self.tpb
         return c if c.any() else None
 
-    def apart(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return self.blocks[a] != self.blocks[b]
+    def apart(self, lost: np.ndarray, winners: np.ndarray) -> np.ndarray:
+        """Which elements `lost` of this instruction may race with the
+        packed entries `winners` of the same instruction: other blocks'."""
+        return ((winners & WHO_MASK) - self.start[lost]).view(np.uint64) >= self.tpb
 
 
 class RacecheckTool(Tool):
@@ -225,7 +238,9 @@ class RacecheckTool(Tool):
         self._clock = itertools.count(1)
         self._states: dict[int, _LaunchState] = {}
         self._global: dict[int, tuple[Any, Shadow]] = {}   # id(allocation) -> shadow
-        self._last: tuple[int, int, Any, Shadow] | None = None  # (base, size, allocation, shadow)
+        # (base, end, allocation, shadow) of the allocations accessed last, newest first
+        self._recent: list[tuple[int, int, Any, Shadow]] = []
+        self._shared_shadow: Shadow | None = None   # reused by every wave and launch
         self._host_sites: dict[tuple[int, int], list[str]] = {}
 
     # ---------------------------------------------------------------- launches
@@ -252,8 +267,7 @@ class RacecheckTool(Tool):
 
     def freed(self, memory: Any, allocation: Any) -> None:
         self._global.pop(id(allocation), None)
-        if self._last is not None and self._last[2] is allocation:
-            self._last = None
+        self._recent = [e for e in self._recent if e[2] is not allocation]
 
     # ---------------------------------------------------------------- synchronization
     def barrier_complete(self, X: Any, blocks: np.ndarray, barrier: int) -> None:
@@ -262,7 +276,11 @@ class RacecheckTool(Tool):
             return
         stamp = next(self._clock)
         st.bar_stamp[blocks] = stamp
-        st.bar_uniform = stamp if len(blocks) == len(st.bar_stamp) else None
+        if len(blocks) == len(st.bar_stamp):
+            st.bar_uniform = st.bar_floor = stamp
+        else:
+            st.bar_uniform = None
+            st.bar_floor = int(st.bar_stamp.min())
 
     def warp_sync(self, X: Any, sync: WarpSync) -> None:
         """__syncwarp: a warp's accesses before it are ordered before its
@@ -307,36 +325,41 @@ class RacecheckTool(Tool):
             self._global_access(st, X, access, stamp)
 
     def _shared(self, st: _LaunchState, acc: MemoryAccess, stamp: int) -> None:
-        X = st.X
-        sh = st.shared
-        if sh is None:
-            sh = st.shared = Shadow(len(st.bar_stamp) * st.stride)
+        sh = self._shared_shadow
+        need = len(st.bar_stamp) * st.stride
+        if sh is None or len(sh.W) * sh.g < need:
+            sh = self._shared_shadow = Shadow(need)
         slots = acc.slots
-        blocks = X.layout.block_of[slots]
-        offsets = blocks.astype(np.uint64) * np.uint64(st.stride) + acc.addresses
+        whole = len(slots) == st.X.n
+        offsets = _pick(st.shared_bases(), slots, whole) + acc.addresses
         u, k = sh.units(offsets, acc.size)
-        who = slots.astype(np.int64)
-        self._judge(st, acc, RaceSpace.SHARED, sh, u, k, who, stamp,
-                    _SharedOrder(st, slots, blocks, k), None)
+        self._judge(st, acc, RaceSpace.SHARED, sh, u, k, slots, stamp,
+                    _SharedOrder(st, slots, k), None)
 
     def _global_access(self, st: _LaunchState, X: Any, acc: MemoryAccess, stamp: int) -> None:
         addrs = acc.addresses
         size = acc.size
-        last = self._last
-        if last is not None:
-            off = addrs - np.uint64(last[0])
-            if last[1] >= size and bool((off <= np.uint64(last[1] - size)).all()):
-                self._global_in(st, acc, last[2], last[3], off, acc.slots, stamp)
-                return
+        first = int(addrs[0])
+        for entry in self._recent:
+            base, end, alloc, sh = entry
+            if base <= first < end:
+                off = addrs - np.uint64(base)
+                if end - base >= size and bool((off <= np.uint64(end - base - size)).all()):
+                    if entry is not self._recent[0]:
+                        self._recent.remove(entry)
+                        self._recent.insert(0, entry)
+                    self._global_in(st, acc, alloc, sh, off, acc.slots, stamp)
+                    return
+                break
         arrays = X.gmem.sorted_arrays()          # (bases, ..., allocations)
         bases, allocs = arrays[0], arrays[-1]
         if not len(bases):
             return
         which = np.searchsorted(bases, addrs, side="right").astype(np.int64) - 1
-        for i in np.unique(which):
+        for i in np.unique(which).tolist():
             if i < 0:
                 continue
-            a = allocs[int(i)]
+            a = allocs[i]
             sel = np.flatnonzero(which == i)
             off = addrs[sel] - np.uint64(a.base)
             inside = off <= np.uint64(max(a.size - size, 0))
@@ -345,93 +368,115 @@ class RacecheckTool(Tool):
             if not len(sel):
                 continue
             entry = self._global.get(id(a))
-            if entry is None:
-                entry = self._global[id(a)] = (a, Shadow(a.size))
-            self._last = (a.base, a.size, a, entry[1])
+            if entry is None:    # units no larger than the base's alignment
+                entry = self._global[id(a)] = (a, Shadow(a.size, min(START_GRANULARITY,
+                                                                      a.base & -a.base or 1)))
+            self._recent = [(a.base, a.base + a.size, a, entry[1])] + [
+                e for e in self._recent if e[2] is not a][:RECENT_ALLOCATIONS - 1]
             self._global_in(st, acc, a, entry[1], off, acc.slots[sel], stamp)
 
     def _global_in(self, st: _LaunchState, acc: MemoryAccess, alloc: Any, sh: Shadow,
                    off: np.ndarray, slots: np.ndarray, stamp: int) -> None:
         u, k = sh.units(off, acc.size)
-        gtid, gblock = st.global_ids()
-        self._judge(st, acc, RaceSpace.GLOBAL, sh, u, k, gtid[slots], stamp,
-                    _GlobalOrder(st, gblock[slots], k), (alloc, slots))
+        gtid, gstart = st.global_ids()
+        whole = len(slots) == st.X.n
+        self._judge(st, acc, RaceSpace.GLOBAL, sh, u, k, _pick(gtid, slots, whole), stamp,
+                    _GlobalOrder(st, _pick(gstart, slots, whole), k), (alloc, slots))
 
     # ---------------------------------------------------------------- the judgement
     def _judge(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, sh: Shadow,
                u: np.ndarray, k: int, who: np.ndarray, stamp: int, order: Any, where: Any) -> None:
         """Check one instruction's units against the shadow, report its
-        hazards, and record it."""
+        hazards, and record it. A field is read only if it may hold an
+        entry newer than `order.floor` (the oldest barrier of the wave's
+        blocks, or the launch's start): older ones are all ordered."""
         p = who | np.int64(stamp << 32)
         if k > 1:
             p = np.repeat(p, k)
         kind = acc.kind
+        floor = order.floor
         hits: list[tuple[Hazard, str, np.ndarray, np.ndarray]] = []
-        w = sh.W[u]
-        c = order.concurrent(w)
-        first_after_w = None
-        if c is not None:
-            hits.append((Hazard.RAW if kind is AccessType.READ else Hazard.WAW, "Write", c, w))
-        if kind is not AccessType.ATOMIC and sh.A is not None:
-            a = sh.A[u]
-            c = order.concurrent(a)
+        on_write = Hazard.RAW if kind is AccessType.READ else Hazard.WAW
+        w = None
+        if sh.w_max >= floor:
+            w = np.take(sh.W, u)
+            c = order.concurrent(w)
             if c is not None:
-                c &= (a >> 32) > (w >> 32)
-                if c.any():
-                    hits.append((Hazard.RAW if kind is AccessType.READ else Hazard.WAW, "Atomic", c, a))
-        r1 = sh.R1[u]
+                hits.append((on_write, "Write", c, w))
+        if kind is not AccessType.ATOMIC and sh.A is not None and sh.a_max >= floor:
+            a = np.take(sh.A, u)
+            c = order.concurrent(a)
+            if c is not None and w is not None:
+                c &= a > w                   # atomics since the last write
+            if c is not None and c.any():
+                hits.append((on_write, "Atomic", c, a))
         if kind is AccessType.READ:
-            keep = order.concurrent(r1)
-            if keep is not None:
-                sh.R2[u[keep]] = r1[keep]
-            rr = runs(u)
-            if rr is None:
-                sh.R1[u] = p
-            else:
-                order_, starts, ends = rr
-                first, last = order_[starts], order_[ends]
-                multi = starts != ends
-                if multi.any():
-                    f, l_ = first[multi], last[multi]
-                    f = f[order.apart(f, l_)]
-                    sh.R2[u[f]] = p[f]
-                sh.R1[u[last]] = p[last]
+            self._reads(sh, u, p, stamp, order)
         else:
-            for r in (r1, sh.R2[u]):
+            for field, newest in ((sh.R1, sh.r1_max), (sh.R2, sh.r2_max)):
+                if newest < floor:
+                    continue
+                r = np.take(field, u)
                 c = order.concurrent(r)
-                if c is not None:
-                    if first_after_w is None:
-                        first_after_w = w >> 32
-                    c &= (r >> 32) > first_after_w
-                    if c.any():
-                        hits.append((Hazard.WAR, "Read", c, r))
-            rr = runs(u)
+                if c is not None and w is not None:
+                    c &= r > w               # reads since the last write
+                if c is not None and c.any():
+                    hits.append((Hazard.WAR, "Read", c, r))
             if kind is AccessType.WRITE:
-                if rr is not None:
-                    self._same_instruction_writes(rr, order, p, hits, len(u))
-                sh.W[u] = p
+                lost = sh.store(sh.W, u, p)
+                sh.w_max = stamp
+                if lost is not None:     # lanes of one store writing one unit
+                    self._same_instruction_writes(lost, sh.W, u, order, hits)
             else:
-                sh.atomics()[u] = p
+                sh.store(sh.atomics(), u, p)
+                sh.a_max = stamp
         for hazard, first_word, c, others in hits:
             self._record(st, acc, space, hazard, first_word, np.flatnonzero(c), k, others, u, sh, where)
 
     @staticmethod
-    def _same_instruction_writes(rr, order: Any, p: np.ndarray, hits: list, n: int) -> None:
-        """Lanes of one store writing the same units: each later lane of a
-        run races with the run's first lane (write-after-write)."""
-        order_, starts, ends = rr
-        lens = ends - starts + 1
-        run_first = np.repeat(order_[starts], lens)          # per sorted position
-        later = np.ones(n, dtype=bool)
-        later[starts] = False
-        elems, partners = order_[later], run_first[later]
-        keep = order.apart(elems, partners)
-        if keep.any():
-            elems, partners = elems[keep], partners[keep]
-            c = np.zeros(n, dtype=bool)
-            c[elems] = True
-            others = np.zeros(n, dtype=np.int64)
-            others[elems] = p[partners]
+    def _reads(sh: Shadow, u: np.ndarray, p: np.ndarray, stamp: int, order: Any) -> None:
+        """Record a read in R1/R2, one unit at a time: lanes reading one
+        unit (a broadcast) are first reduced to one lane that keeps R1 and
+        one other lane for R2, so the rest costs per unit, not per lane."""
+        dups = sh.dedupe(u)
+        if dups is None:
+            rep = None
+            ur, pr = u, p
+        else:
+            rep, first = dups
+            ur, pr = u[rep], p[rep]
+        if sh.r1_max >= order.floor:
+            r1 = np.take(sh.R1, ur)
+            keep = order.concurrent(r1, rep)
+            if keep is not None:         # the previous reader stays known as the other one
+                sh.R2[ur[keep]] = r1[keep]
+                sh.r2_max = stamp
+        sh.R1[ur] = pr
+        sh.r1_max = stamp
+        if dups is not None:
+            other = first >= 0           # units read by more than one lane
+            if other.any():
+                f, r = first[other], rep[other]
+                if order.one_thread_per_lane is False:
+                    apart = order.apart(f, p[r])
+                    f, r = f[apart], r[apart]
+                sh.R2[u[r]] = p[f]
+                sh.r2_max = stamp
+
+    @staticmethod
+    def _same_instruction_writes(lost: np.ndarray, W: np.ndarray, u: np.ndarray, order: Any,
+                                 hits: list) -> None:
+        """Lanes of one store writing the same units: each lane whose write
+        another lane's overwrote races with it (write-after-write)."""
+        winners = np.take(W, u[lost])
+        if order.one_thread_per_lane is False:
+            apart = order.apart(lost, winners)
+            lost, winners = lost[apart], winners[apart]
+        if len(lost):
+            c = np.zeros(len(u), dtype=bool)
+            c[lost] = True
+            others = np.zeros(len(u), dtype=np.int64)
+            others[lost] = winners
             hits.append((Hazard.WAW, "Write", c, others))
 
     def _record(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, hazard: Hazard,
