@@ -98,8 +98,8 @@ def test_a_full_va_space_takes_back_the_quarantine():
 
 
 def test_freed_records_are_bounded(monkeypatch):
-    from gpudbg.sim.memory import allocations
-    monkeypatch.setattr(allocations, "FREED_RECORDS", 8)
+    from gpudbg.sim.memory import quarantine
+    monkeypatch.setattr(quarantine, "FREED_RECORDS", 8)
     gm = GlobalMemory(quarantine_entries=100)
     blocks = [gm.alloc(64) for _ in range(20)]
     for a in blocks:

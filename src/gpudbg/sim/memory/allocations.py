@@ -4,20 +4,18 @@ memory all live in it) and the registry of allocations backing it.
 The one idea: the registry is a sorted list of non-overlapping allocations,
 each owning a numpy buffer that never moves; addresses are handed out first
 fit from a sorted list of occupied VA ranges, so placement is deterministic.
-Freed memory stays poisoned, as AddressSanitizer's quarantine keeps it: the
-backing is released at once, but the VA range stays occupied in a FIFO
-quarantine bounded in bytes of VA and in entries (QUARANTINE_BYTES,
-QUARANTINE_ENTRIES) before first fit may reuse it, and the freed record is
-remembered until its range is reused, so a stale pointer lands in a freed
-record and is reported as use-after-free (naming the free site when a tool
-recorded it). Driver memory (launch copies, rings, staging, ...) skips the
-quarantine: kernels cannot touch it, and a launch a step must not push user
-memory out. A fixed-address reservation, or a VA space that is full, takes
-quarantined ranges back. Virtual
-memory management is modelled as reserve (VA only) + map (backing inside a
-reservation) + unmap + release; each mapping carries access flags (none,
-read, read-write) that kernels obey through the ordinary checks (no access:
-a suballocator that rejects every byte; read only: `readonly`). A
+Freed memory stays poisoned as in AddressSanitizer: the backing is released
+at once, but the VA range waits in a bounded FIFO quarantine before first
+fit may reuse it, and the freed record stays until its range is reused, so
+a stale pointer lands in a freed record and is reported as use after free
+(with the free site when a tool recorded it; quarantine.py). Driver memory
+skips the quarantine: kernels cannot touch it, and the launch copies made
+at every launch must not push user memory out. A fixed-address reservation
+or a full VA space takes quarantined ranges back. Virtual memory management
+is modelled as reserve (VA only) + map (backing inside a reservation) +
+unmap + release; each mapping carries access flags (none, read,
+read-write) that kernels obey through the ordinary checks (no access: a
+suballocator that rejects every byte; read only: `readonly`). A
 reservation may own a backing buffer (a pool's physical memory), mapped
 piecewise with map_backed().
 
@@ -37,7 +35,6 @@ memory holds host pages.
 from __future__ import annotations
 
 import bisect
-import collections
 import enum
 from typing import Any, Iterable
 
@@ -46,9 +43,10 @@ import numpy as np
 from gpudbg.sim.faults import CUDBGException
 from gpudbg.sim.memory import access, host_mapping
 from gpudbg.sim.memory.describe import describe_address
+from gpudbg.sim.memory.quarantine import QUARANTINE_BYTES, QUARANTINE_ENTRIES, FreedRecords, Quarantine
 from gpudbg.sim.memory.spaces import (
-    DRIVER_KINDS, FREE_HINTS, SHARED_WINDOW_BASE, AccessFault, AccessType, Allocation, AllocationKind, InvalidFree, OutOfMemory,
-    Space, fault_message, misaligned_phrase,
+    DRIVER_KINDS, FREE_HINTS, SHARED_WINDOW_BASE, AccessFault, AccessType, Allocation, AllocationKind,
+    InvalidFree, OutOfMemory, Space, fault_message, misaligned_phrase,
 )
 
 # Kinds whose backing is host RAM and so does not count against device capacity.
@@ -62,16 +60,6 @@ MIN_ALIGN = 16
 # allocations: an access just past the end of one buffer faults instead of
 # landing silently in its neighbour.
 REDZONE = 256
-
-# The quarantine of freed VA ranges (AddressSanitizer's idea): how much VA
-# (allocation footprints plus red zones) and how many ranges stay out of
-# reuse; the oldest leave first. VA is plentiful (8 TiB) and no backing is
-# held, so the bounds only cap bookkeeping.
-QUARANTINE_BYTES = 1 << 30
-QUARANTINE_ENTRIES = 4096
-# Freed records kept to explain stale pointers after their range left the
-# quarantine (until reused, and at most this many, the oldest dropped).
-FREED_RECORDS = 4 * QUARANTINE_ENTRIES
 
 # The analysis tools' event sink (sim/instrument.py installs it; None when
 # no tool runs): allocations, frees and host-side writes are reported here.
@@ -152,15 +140,8 @@ class GlobalMemory:
         self._live: list[Allocation] = []
         self._live_bases: list[int] = []
         self._occupied: list[tuple[int, int]] = []      # VA ranges held (allocations, reservations)
-        # freed records, sorted by base and disjoint (a new occupant of their
-        # range forgets them), plus the order they were freed in
-        self._freed: list[Allocation] = []
-        self._freed_bases: list[int] = []
-        self._freed_order: dict[int, Allocation] = {}
-        # freed VA ranges kept out of reuse: (base, VA bytes), oldest first
-        self._quarantine: collections.deque[tuple[int, int]] = collections.deque()
-        self._quarantine_bytes = 0
-        self.quarantine_limits = (quarantine_bytes, quarantine_entries)
+        self._freed = FreedRecords()
+        self._quarantine = Quarantine(quarantine_bytes, quarantine_entries)
         self._reservations: list[Allocation] = []
         self._access: dict[int, tuple[MapAccess, bool]] = {}  # mapping id -> (flags, readonly at map)
         self._next_id = 1
@@ -202,37 +183,13 @@ class GlobalMemory:
 
     def _occupy(self, start: int, end: int) -> None:
         bisect.insort(self._occupied, (start, end))
-        self._forget_freed(start, end)
+        self._freed.forget(start, end)
 
     # ------------------------------------------------------------------ freed memory
 
-    def _remember_freed(self, a: Allocation) -> None:
-        i = bisect.bisect_left(self._freed_bases, a.base)
-        self._freed.insert(i, a)
-        self._freed_bases.insert(i, a.base)
-        self._freed_order[id(a)] = a
-        while len(self._freed_order) > FREED_RECORDS:
-            oldest = self._freed_order[next(iter(self._freed_order))]
-            self._forget_freed(oldest.base, oldest.base + max(oldest.size, 1))
-
-    def _forget_freed(self, start: int, end: int) -> None:
-        """Drop the freed records overlapping [start, end) (disjoint and
-        sorted, so they are the ones just before bisect(end))."""
-        i = bisect.bisect_left(self._freed_bases, end)
-        j = i
-        while j > 0 and self._freed[j - 1].base + max(self._freed[j - 1].size, 1) > start:
-            j -= 1
-        for f in self._freed[j:i]:
-            del self._freed_order[id(f)]
-        del self._freed[j:i]
-        del self._freed_bases[j:i]
-
     def freed_record(self, address: int) -> Allocation | None:
         """The remembered freed allocation containing `address`, if any."""
-        i = bisect.bisect_right(self._freed_bases, address) - 1
-        if i >= 0 and address < self._freed[i].base + max(self._freed[i].size, 1):
-            return self._freed[i]
-        return None
+        return self._freed.find(address)
 
     def _quarantine_range(self, a: Allocation) -> None:
         """Keep a freed allocation's VA range occupied for a while (its
@@ -240,29 +197,17 @@ class GlobalMemory:
         return to first fit."""
         i = bisect.bisect_left(self._occupied, (a.base, 0))
         start, end = self._occupied[i]
-        self._quarantine.append((start, end - start))
-        self._quarantine_bytes += end - start
-        max_bytes, max_entries = self.quarantine_limits
-        while self._quarantine and (self._quarantine_bytes > max_bytes
-                                    or len(self._quarantine) > max_entries):
-            base, nbytes = self._quarantine.popleft()
-            self._quarantine_bytes -= nbytes
+        for base in self._quarantine.add(start, end - start):
             self._vacate(base)
 
     def _release_quarantine(self, start: int, end: int) -> None:
         """Give the quarantined ranges overlapping [start, end) back to first fit."""
-        kept: collections.deque[tuple[int, int]] = collections.deque()
-        for base, nbytes in self._quarantine:
-            if base < end and start < base + nbytes:
-                self._quarantine_bytes -= nbytes
-                self._vacate(base)
-            else:
-                kept.append((base, nbytes))
-        self._quarantine = kept
+        for base in self._quarantine.take(start, end):
+            self._vacate(base)
 
     def quarantined(self) -> list[tuple[int, int]]:
         """The freed (base, VA bytes) ranges kept out of reuse, oldest first."""
-        return list(self._quarantine)
+        return self._quarantine.ranges()
 
     def _vacate(self, start: int) -> None:
         i = bisect.bisect_left(self._occupied, (start, 0))
@@ -374,7 +319,7 @@ class GlobalMemory:
             if a.host_pages is not None:     # unmapped: the host pointer now faults too
                 a.host_pages.release()
                 a.host_pages = None
-            self._remember_freed(a)
+            self._freed.remember(a)
             if _observer is not None:
                 _observer.freed(self, a)
             return a
@@ -445,7 +390,7 @@ class GlobalMemory:
         a = Allocation(address, size, kind, label, buf, readonly, alloc_id=self._next_id,
                        footprint=size, mapped_in=r.base, charged=data is None)
         self._next_id += 1
-        self._forget_freed(address, address + size)
+        self._freed.forget(address, address + size)
         self._register(a)
         self._access[a.alloc_id] = (MapAccess.READ_WRITE, readonly)
         self._apply_access(a, MapAccess(access))
@@ -530,7 +475,7 @@ class GlobalMemory:
             a.suballocator = None
             a.data = np.zeros(0, dtype=np.uint8)
             a._views.clear()
-            self._remember_freed(a)
+            self._freed.remember(a)
         return a
 
     def release(self, address: int) -> None:
@@ -563,7 +508,8 @@ class GlobalMemory:
         return list(self._live)
 
     def freed_allocations(self) -> list[Allocation]:
-        return list(self._freed)
+        """The remembered freed allocations, by address."""
+        return self._freed.all()
 
     def describe(self, address: int, size: int = 1) -> str:
         gone = self.freed_record(address)
