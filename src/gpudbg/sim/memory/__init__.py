@@ -3,7 +3,8 @@ allocation registry, checked vectorized accesses and atomics, the windowed
 shared/local spaces with generic addressing, and the device malloc heap.
 
 Every device-side call serves all lanes of one instruction at once and
-reports the first faulting lane; see the submodules for the design of each
+reports the first faulting lane with all the others; freed ranges wait in
+a quarantine (quarantine.py); see the submodules for the design of each
 part. The device address range is reserved in the host process and pinned
 and managed memory are real host pages at their device address
 (host_mapping.py).
