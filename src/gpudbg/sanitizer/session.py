@@ -4,7 +4,8 @@ only the end knows (leaks), removed.
 `start` is called by `gpudbg check` before the program runs (and by a
 native program's process, from GPUDBG_CHECK_CONFIG); which tools a config
 installs is the table TOOL_CLASSES, plus the host-side checks every tool
-keeps (API errors, and the leak check when asked)."""
+keeps (launch sites, API errors, double and invalid frees); the leak check
+is memcheck's, as in compute-sanitizer."""
 from __future__ import annotations
 
 import importlib

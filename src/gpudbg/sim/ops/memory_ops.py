@@ -6,8 +6,9 @@ serves it: global and const go to the device address space, shared to the
 executing block's segment, local to the thread's own segment, generic
 addresses are classified per lane, kernel parameters come from the launch's
 parameter buffer and `.func` parameters from per-thread parameter storage.
-Memory objects raise AccessFault naming the first faulting element; the
-executor turns that into a precise fault report for that thread.
+Memory objects raise AccessFault naming the first faulting element and
+carrying every faulting lane; the executor turns that into a precise fault
+report for that thread that counts the others.
 """
 from __future__ import annotations
 
