@@ -37,6 +37,33 @@ extern "C" __global__ void wait_for_warp0(int *flag) {
 }
 """
 
+# Correct programs that spin on flags other warps set: they must finish
+# (sim/spin.py backs spinning warps off, in turn), not time out.
+HANDSHAKES = r"""
+extern "C" __global__ void blocks(int *f) {
+    if (blockIdx.x == 0) {
+        if (threadIdx.x == 0) atomicExch(&f[0], 1);
+        while (atomicAdd(&f[1], 0) == 0) { }
+        if (threadIdx.x == 0) atomicExch(&f[2], 1);
+    } else {
+        while (atomicAdd(&f[0], 0) == 0) { }
+        if (threadIdx.x == 0) atomicExch(&f[1], 1);
+        while (atomicAdd(&f[2], 0) == 0) { }
+    }
+}
+extern "C" __global__ void warps(int *f, int *out) {
+    if (threadIdx.x / 32 != 0) {
+        while (atomicAdd(&f[0], 0) == 0) { }
+        out[threadIdx.x] = 1;
+    } else {
+        int acc = 0;
+        for (int i = 0; i < 100; i++) acc += i;
+        out[threadIdx.x] = acc;
+        if (threadIdx.x == 0) atomicExch(&f[0], 1);
+    }
+}
+"""
+
 
 @pytest.fixture
 def fresh_device():
@@ -124,6 +151,22 @@ def test_a_kernel_that_finishes_is_not_stopped(fresh_device, monkeypatch):
     flag, out = gpudbg.to_device(np.ones(1, np.int32)), gpudbg.zeros(64, np.int32)
     m.spin[1, 64](flag, out)
     assert (out.to_host() == 1).all()
+
+
+@pytest.mark.parametrize("policy", ["lowest-pc", "random"])
+def test_kernels_waiting_on_each_others_flags_finish(fresh_device, monkeypatch, policy):
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "30")
+    m = gpudbg.compile(HANDSHAKES, name="handshakes.cu")
+    schedule.configure(policy, 5)
+    try:
+        flags = gpudbg.zeros(3, np.int32)
+        m.blocks[2, 64](flags)
+        assert flags.to_host().tolist() == [1, 1, 1]
+        flags, out = gpudbg.zeros(1, np.int32), gpudbg.zeros(128, np.int32)
+        m.warps[1, 128](flags, out)
+        assert out.to_host().tolist() == [4950] * 32 + [1] * 96
+    finally:
+        schedule.reset()
 
 
 def test_no_default_budget_but_an_explicit_one_still_stops(fresh_device, monkeypatch):

@@ -10,7 +10,7 @@ request: while the device thread is blocked, the wave's arrays hold still.
 
 The debugged loop is the executor's lowest-pending-pc scheduler with three
 additions: held threads are treated as parked (out of scheduling, as
-spin.py backs blocks off); blocks split at breakpoint pcs (the program's
+spin.py backs spinning warps off); blocks split at breakpoint pcs (the program's
 leader array with the breakpoints added), so the threads reaching a
 breakpoint stop there with the rest of their warp's state exact; and a
 fault stops the device before the launch fails. A thread at a breakpoint

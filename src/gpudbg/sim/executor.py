@@ -263,7 +263,7 @@ def run_wave(X: WaveExecution, watch: KernelWatch | None = None, visits: list[in
     if watch is None:
         watch = KernelWatch(None, None)
         visits = watch.start_wave(X, 0, 1)
-    spin = SpinBackoff(X)   # blocks spinning on other blocks must not starve them
+    spin = SpinBackoff(X)   # warps spinning on other warps must not starve them
     every = watch.check_steps
     countdown = every
     while True:
