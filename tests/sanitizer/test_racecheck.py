@@ -308,6 +308,85 @@ def test_syncwarp_does_not_order_lanes_of_different_warps():
     assert [(f.kind, f.count) for f in findings] == [("shared_race_raw", 64)]
 
 
+TILE_SRC = r"""
+#define TILE 16
+extern "C" __global__ void matmul(const float *A, const float *B, float *C, int n) {
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * TILE + ty, col = blockIdx.x * TILE + tx;
+    float acc = 0.0f;
+    for (int t = 0; t < n / TILE; ++t) {
+        As[ty][tx] = A[row * n + t * TILE + tx];              // LOAD
+        Bs[ty][tx] = B[(t * TILE + ty) * n + col];            // LOADB
+        __syncthreads();
+        for (int k = 0; k < TILE; ++k)
+            acc += As[ty][k] * Bs[k][tx];                     // USE
+#ifndef RACY
+        __syncthreads();
+#endif
+    }
+    C[row * n + col] = acc;
+}
+"""
+
+
+def tiled(src: str):
+    rng = np.random.default_rng(7)
+    a = rng.random((32, 32), dtype=np.float32)
+    b = rng.random((32, 32), dtype=np.float32)
+    findings, _, (_, _, c, _) = run(src, "matmul", (2, 2), (16, 16), a, b,
+                                    np.zeros((32, 32), np.float32), 32)
+    return findings, c, a @ b
+
+
+def test_tiled_matmul_is_silent():
+    """Every row of a block reads one row of each tile: a broadcast that
+    racecheck reduces to one lane per word, and orders by the barriers."""
+    findings, c, expected = tiled(TILE_SRC)
+    assert findings == [] and np.allclose(c, expected, rtol=1e-5)
+
+
+def test_tiled_matmul_without_its_second_barrier_races():
+    """The next tile's load overwrites words other threads are still reading."""
+    src = "#define RACY\n" + TILE_SRC
+    findings, _, _ = tiled(src)
+    war = only(findings, "shared_race_war")
+    use = line_of(src, "// USE")
+    assert {(f.site.source_line, f.other_site.source_line) for f in war} == \
+        {(use, line_of(src, "// LOAD")), (use, line_of(src, "// LOADB"))}
+    assert all(f.site.block == f.other_site.block for f in war)
+
+
+BROADCAST_SRC = r"""
+extern "C" __global__ void broadcast(int *out, int writer) {
+    __shared__ int s[16];
+    int t = threadIdx.y * blockDim.x + threadIdx.x;
+    if (t < 16) s[t] = t;
+    __syncthreads();
+    int v = s[t % 16];                                        // R
+    if (t == writer) s[t % 16] = -1;                          // W
+    out[t] = v;
+}
+"""
+
+
+@pytest.mark.parametrize("block", [(16, 4), (64, 1)])
+@pytest.mark.parametrize("writer", [0, 5, 63, 48])
+def test_a_reader_overwriting_a_word_other_rows_read_races(block, writer):
+    """Every row of 16 threads reads the same 16 words; whichever thread
+    then writes one of them races with the other rows' reads of it (the
+    last and the first reader of a word are remembered: a 2-D block's rows
+    and a 1-D block's repeating lanes)."""
+    findings, _, _ = run(BROADCAST_SRC, "broadcast", 1, block, np.zeros(64, np.int32), writer)
+    assert [(f.kind, f.count) for f in findings] == [("shared_race_war", 1)]
+    f = findings[0]
+    assert (f.site.source_line, f.other_site.source_line) == (line_of(BROADCAST_SRC, "// R"),
+                                                              line_of(BROADCAST_SRC, "// W"))
+    linear = [t[0] + block[0] * t[1] for t in (f.site.thread, f.other_site.thread)]
+    assert linear[1] == writer and linear[0] % 16 == writer % 16 and linear[0] != writer
+
+
 # ---------------------------------------------------------------- clean programs
 
 REDUCTION_SRC = r"""

@@ -58,7 +58,7 @@ import numpy as np
 from gpudbg.sanitizer import sites
 from gpudbg.sanitizer.config import CheckConfig
 from gpudbg.sanitizer.findings import DeviceSite, Finding, Severity, ToolName
-from gpudbg.sanitizer.race_shadow import START_GRANULARITY, WHO_MASK, Shadow
+from gpudbg.sanitizer.race_shadow import START_GRANULARITY, WHO_MASK, Scratch, Shadow
 from gpudbg.sanitizer.report import Reporter
 from gpudbg.sim.instrument import BarrierArrival, Launch, MemoryAccess, Tool, WarpSync  # noqa: F401
 from gpudbg.sim.memory.spaces import AccessType, Space
@@ -103,8 +103,11 @@ class Race:
 class _LaunchState:
     """What racecheck keeps for the launch running on one GPU."""
 
-    def __init__(self, launch: Launch, base: int, host_site: list[str]):
+    def __init__(self, launch: Launch, base: int, host_site: list[str], scratch: Scratch,
+                 shared: Shadow | None):
         self.launch = launch
+        self.scratch = scratch
+        self.shared = shared                # the shared-memory shadow, kept per GPU
         self.base = base                    # first stamp of the launch
         self.host_site = host_site
         self.pcs = np.zeros(1024, dtype=np.int64)   # stamp - base -> pc
@@ -240,7 +243,8 @@ class RacecheckTool(Tool):
         self._global: dict[int, tuple[Any, Shadow]] = {}   # id(allocation) -> shadow
         # (base, end, allocation, shadow) of the allocations accessed last, newest first
         self._recent: list[tuple[int, int, Any, Shadow]] = []
-        self._shared_shadow: Shadow | None = None   # reused by every wave and launch
+        # per GPU: temporaries and the shared-memory shadow, reused by every launch
+        self._per_gpu: dict[int, tuple[Scratch, Shadow | None]] = {}
         self._host_sites: dict[tuple[int, int], list[str]] = {}
 
     # ---------------------------------------------------------------- launches
@@ -250,8 +254,10 @@ class RacecheckTool(Tool):
         self._host_sites[(id(gpu), grid_id)] = sites.host_site()
 
     def launch_begin(self, launch: Launch) -> None:
-        host = self._host_sites.pop((id(launch.gpu), launch.grid_id), [])
-        self._states[id(launch.gpu)] = _LaunchState(launch, next(self._clock), host)
+        key = id(launch.gpu)
+        host = self._host_sites.pop((key, launch.grid_id), [])
+        scratch, shared = self._per_gpu.get(key) or (Scratch(), None)
+        self._states[key] = _LaunchState(launch, next(self._clock), host, scratch, shared)
 
     def wave_begin(self, X: Any) -> None:
         st = self._states.get(id(X.gpu))
@@ -262,6 +268,7 @@ class RacecheckTool(Tool):
         st = self._states.pop(id(launch.gpu), None)
         if st is None:
             return
+        self._per_gpu[id(launch.gpu)] = (st.scratch, st.shared)
         for race in st.races.values():
             self.reporter.add(self._finding(race, st))
 
@@ -325,14 +332,17 @@ class RacecheckTool(Tool):
             self._global_access(st, X, access, stamp)
 
     def _shared(self, st: _LaunchState, acc: MemoryAccess, stamp: int) -> None:
-        sh = self._shared_shadow
+        sh = st.shared
         need = len(st.bar_stamp) * st.stride
         if sh is None or len(sh.W) * sh.g < need:
-            sh = self._shared_shadow = Shadow(need)
+            sh = st.shared = Shadow(need)
         slots = acc.slots
-        whole = len(slots) == st.X.n
-        offsets = _pick(st.shared_bases(), slots, whole) + acc.addresses
-        u, k = sh.units(offsets, acc.size)
+        scratch = st.scratch
+        bases = st.shared_bases()
+        if len(slots) != st.X.n:
+            bases = scratch.take("base", bases, slots)
+        offsets = np.add(bases, acc.addresses, out=scratch.get("off", len(slots), np.uint64))
+        u, k = sh.units(offsets, acc.size, scratch)
         self._judge(st, acc, RaceSpace.SHARED, sh, u, k, slots, stamp,
                     _SharedOrder(st, slots, k), None)
 
@@ -377,7 +387,7 @@ class RacecheckTool(Tool):
 
     def _global_in(self, st: _LaunchState, acc: MemoryAccess, alloc: Any, sh: Shadow,
                    off: np.ndarray, slots: np.ndarray, stamp: int) -> None:
-        u, k = sh.units(off, acc.size)
+        u, k = sh.units(off, acc.size, st.scratch)
         gtid, gstart = st.global_ids()
         whole = len(slots) == st.X.n
         self._judge(st, acc, RaceSpace.GLOBAL, sh, u, k, _pick(gtid, slots, whole), stamp,
@@ -390,7 +400,8 @@ class RacecheckTool(Tool):
         hazards, and record it. A field is read only if it may hold an
         entry newer than `order.floor` (the oldest barrier of the wave's
         blocks, or the launch's start): older ones are all ordered."""
-        p = who | np.int64(stamp << 32)
+        scratch = st.scratch
+        p = np.bitwise_or(who, np.int64(stamp << 32), out=scratch.get("p", len(who), np.int64))
         if k > 1:
             p = np.repeat(p, k)
         kind = acc.kind
@@ -399,46 +410,52 @@ class RacecheckTool(Tool):
         on_write = Hazard.RAW if kind is AccessType.READ else Hazard.WAW
         w = None
         if sh.w_max >= floor:
-            w = np.take(sh.W, u)
+            w = scratch.take("tw", sh.W, u)
             c = order.concurrent(w)
             if c is not None:
                 hits.append((on_write, "Write", c, w))
         if kind is not AccessType.ATOMIC and sh.A is not None and sh.a_max >= floor:
-            a = np.take(sh.A, u)
+            a = scratch.take("ta", sh.A, u)
             c = order.concurrent(a)
             if c is not None and w is not None:
                 c &= a > w                   # atomics since the last write
             if c is not None and c.any():
                 hits.append((on_write, "Atomic", c, a))
         if kind is AccessType.READ:
-            self._reads(sh, u, p, stamp, order)
+            rows = None
+            bx = st.launch.block[0]
+            if space is RaceSpace.SHARED and k == 1 and bx < st.tpb and len(u) == st.X.n:
+                # a whole wave of 2-D blocks: rows may all read one row of a tile
+                rows = (st.X.layout.slots_per_block, bx)
+            self._reads(sh, u, p, stamp, order, scratch, rows)
         else:
-            for field, newest in ((sh.R1, sh.r1_max), (sh.R2, sh.r2_max)):
+            for name, field, newest in (("tr1", sh.R1, sh.r1_max), ("tr2", sh.R2, sh.r2_max)):
                 if newest < floor:
                     continue
-                r = np.take(field, u)
+                r = scratch.take(name, field, u)
                 c = order.concurrent(r)
                 if c is not None and w is not None:
                     c &= r > w               # reads since the last write
                 if c is not None and c.any():
                     hits.append((Hazard.WAR, "Read", c, r))
             if kind is AccessType.WRITE:
-                lost = sh.store(sh.W, u, p)
+                lost = sh.store(sh.W, u, p, scratch)
                 sh.w_max = stamp
                 if lost is not None:     # lanes of one store writing one unit
                     self._same_instruction_writes(lost, sh.W, u, order, hits)
             else:
-                sh.store(sh.atomics(), u, p)
+                sh.store(sh.atomics(), u, p, scratch)
                 sh.a_max = stamp
         for hazard, first_word, c, others in hits:
             self._record(st, acc, space, hazard, first_word, np.flatnonzero(c), k, others, u, sh, where)
 
     @staticmethod
-    def _reads(sh: Shadow, u: np.ndarray, p: np.ndarray, stamp: int, order: Any) -> None:
+    def _reads(sh: Shadow, u: np.ndarray, p: np.ndarray, stamp: int, order: Any,
+               scratch: Scratch, rows: tuple[int, int] | None) -> None:
         """Record a read in R1/R2, one unit at a time: lanes reading one
         unit (a broadcast) are first reduced to one lane that keeps R1 and
         one other lane for R2, so the rest costs per unit, not per lane."""
-        dups = sh.dedupe(u)
+        dups = sh.dedupe(u, scratch, rows)
         if dups is None:
             rep = None
             ur, pr = u, p
@@ -446,7 +463,7 @@ class RacecheckTool(Tool):
             rep, first = dups
             ur, pr = u[rep], p[rep]
         if sh.r1_max >= order.floor:
-            r1 = np.take(sh.R1, ur)
+            r1 = scratch.take("tr1", sh.R1, ur)
             keep = order.concurrent(r1, rep)
             if keep is not None:         # the previous reader stays known as the other one
                 sh.R2[ur[keep]] = r1[keep]
