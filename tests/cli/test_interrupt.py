@@ -89,6 +89,16 @@ def test_ctrl_c_stops_the_spinning_kernel_and_exits_130(tmp_path):
     assert "at spin_cli.cu:3: 4 warp(s), 128 thread(s) of blocks (0,0,0), (1,0,0), looped there " in err
 
 
+def test_ctrl_c_while_gpudbg_waits_for_kernels_left_running(tmp_path):
+    p = start(write_program(tmp_path, "pass   # exits without waiting for the kernel"))
+    p.send_signal(signal.SIGINT)
+    out, err = finish(p)
+    assert p.returncode == 130, err
+    assert "gpudbg: interrupted (Ctrl-C) while waiting for the program's kernels" in err
+    assert "========= Kernel interrupted in kernel spin at spin_cli.cu:3" in err
+    assert "Traceback" not in err
+
+
 def test_second_ctrl_c_exits_at_once(tmp_path):
     p = start(write_program(tmp_path, STUBBORN), GPUDBG_HANG_TIMEOUT="off")
     p.send_signal(signal.SIGINT)

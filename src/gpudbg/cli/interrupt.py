@@ -87,10 +87,19 @@ class Interrupts:
         kernel_watch.clear()
 
     def keep_until_done(self) -> None:
-        """After the program: a SIGINT now (while gpudbg waits for the
-        interrupted kernels and prints) is the second one."""
+        """After the program, while gpudbg waits for its kernels and prints:
+        a first SIGINT cancels the kernels without raising (the wait then
+        ends with their report), a second exits."""
         if self._installed:
-            signal.signal(signal.SIGINT, lambda s, f: _second() if self.interrupted else self._on_sigint(s, f))
+            signal.signal(signal.SIGINT, self._after_program)
+
+    def _after_program(self, signum: int, frame: Any) -> None:
+        if self.interrupted:
+            _second()
+        self.interrupted = True
+        kernel_watch.cancel(REASON)
+        os.write(2, b"\ngpudbg: interrupted (Ctrl-C) while waiting for the program's kernels; "
+                    b"running kernels are stopped\n")
 
 
 # ------------------------------------------------------------------ native programs' processes
