@@ -3,38 +3,40 @@ compute-sanitizer's racecheck finds them) and, beyond it, in global memory
 between threads of different blocks of one launch.
 
 What it is: a happens-before detector over the instrumentation events
-(sim/instrument.py) with one shadow (race_shadow.Shadow) per shared
-segment of a wave and per global allocation touched, each unit holding
-the last write, the last two concurrent reads and the last atomic as
-packed (stamp, thread). The one idea is the stamp: a process-wide event
-clock that ticks once per memory instruction and once per
-synchronization, so "ordered" is a comparison of integers:
+(sim/instrument.py). Shadows (race_shadow.Shadow: one for the shared
+memory of the GPU's resident blocks, one per global allocation touched)
+hold, per unit of bytes, the last write, the last two concurrent reads
+and the last atomic as packed (stamp, thread). The one idea is the stamp:
+a process-wide event clock that ticks once per memory instruction and
+once per synchronization, so "ordered" is a comparison of integers
+(race_order):
 
 - shared memory: an earlier access by another thread of the block is
   ordered before the current one iff a CTA barrier completed in the block
-  after it (`stamp < bar_stamp[block]`), or both threads are in one warp
-  and a `bar.warp.sync` (__syncwarp) covering the warp's live mask
-  completed after it (`stamp < wsync[warp]`). Nothing else orders
-  threads: since Volta there is no implicit warp synchrony, and
-  shfl/vote/match/redux .sync exchange registers, not memory. Atomics
-  never race with atomics; a thread never races with itself; lanes of one
-  instruction writing the same byte race (write-after-write), lanes
-  reading it do not. The shadow of a wave's shared memory is the wave's:
-  each wave starts with every older stamp ordered (`bar_stamp` = the
-  wave's first stamp), which resets it without touching it.
-- global memory (CheckConfig.racecheck_global): any two non-atomic-pair
-  accesses to the same bytes by threads of different blocks of the launch
-  with at least one a write race, whichever waves the blocks ran in
-  (blocks of a grid are never ordered within a launch); accesses by one
-  block are not judged. Stamps older than the launch's start are ignored,
-  which resets the shadows at launch_begin for free.
+  after it, or both threads are in one warp and a `bar.warp.sync`
+  (__syncwarp) covering the warp's live lanes of its mask completed after
+  it. Nothing else orders threads: since Volta there is no implicit warp
+  synchrony, and shfl/vote/match/redux .sync exchange registers, not
+  memory. Atomics never race with atomics; a thread never races with
+  itself; lanes of one instruction writing the same byte race
+  (write-after-write), lanes reading it do not. Each wave starts with
+  every older stamp ordered, which resets the shadow without touching it.
+- global memory (CheckConfig.racecheck_global): two accesses to the same
+  bytes by threads of different blocks of the launch, at least one a
+  plain write or one plain and the other atomic, race, whichever waves
+  the blocks ran in (blocks of a grid are never ordered within a launch);
+  accesses by one block are not judged. Stamps older than the launch's
+  start are ignored, which resets the shadows at launch_begin for free.
 
 Hazards are counted per access: one thread executing the second
 instruction once that conflicts with the first instruction counts one
-hazard, however many of its bytes overlap. One Finding per (space, hazard
-kind, first pc, second pc) per launch, emitted at launch_end in
+hazard, however many of its bytes overlap (and however many earlier
+threads it conflicts with there). One Finding per (space, hazard kind,
+first pc, second pc) per launch, emitted at launch_end in
 compute-sanitizer's words, with an example pair of threads and the
 address; sites are built when a pair is first seen, while its wave lives.
+Every check works on whole arrays per instruction; a broadcast read (many
+lanes on one word) is reduced to one lane per word first.
 
 What it deliberately does not do: named barriers with a thread count and
 bar.arrive order the whole block at completion (a race among threads a
@@ -44,6 +46,7 @@ arrived; global-memory message passing between blocks (fences plus
 atomic flags, volatile or acquire/release accesses, grid syncs) is not
 modelled, so such protocols are reported as races; races inside one
 block in global memory, and between different launches, are not checked.
+Launches on several GPUs at once each get their own state.
 """
 from __future__ import annotations
 
@@ -58,15 +61,16 @@ import numpy as np
 from gpudbg.sanitizer import sites
 from gpudbg.sanitizer.config import CheckConfig
 from gpudbg.sanitizer.findings import DeviceSite, Finding, Severity, ToolName
+from gpudbg.sanitizer.race_order import GlobalOrder, LaunchState, SharedOrder, pick
 from gpudbg.sanitizer.race_shadow import START_GRANULARITY, WHO_MASK, Scratch, Shadow
 from gpudbg.sanitizer.report import Reporter
-from gpudbg.sim.instrument import BarrierArrival, Launch, MemoryAccess, Tool, WarpSync  # noqa: F401
+from gpudbg.sim.instrument import Launch, MemoryAccess, Tool, WarpSync
 from gpudbg.sim.memory.spaces import AccessType, Space
 from gpudbg.sim.state import EXITED
 
 WARP_SYNC_OP = "bar.warp.sync"          # the only warp-level instruction that orders memory
-SHARED_ALIGN = 16                       # per-block stride of the shared shadow
 RECENT_ALLOCATIONS = 8                  # global shadows looked up by a linear scan
+CLOCK_LIMIT = (1 << 31) - (1 << 26)     # restart the event clock past this, between launches
 _LANE_BITS = (np.uint32(1) << np.arange(32, dtype=np.uint32)).astype(np.uint64)
 
 
@@ -100,136 +104,6 @@ class Race:
     count: int = 0
 
 
-class _LaunchState:
-    """What racecheck keeps for the launch running on one GPU."""
-
-    def __init__(self, launch: Launch, base: int, host_site: list[str], scratch: Scratch,
-                 shared: Shadow | None):
-        self.launch = launch
-        self.scratch = scratch
-        self.shared = shared                # the shared-memory shadow, kept per GPU
-        self.base = base                    # first stamp of the launch
-        self.host_site = host_site
-        self.pcs = np.zeros(1024, dtype=np.int64)   # stamp - base -> pc
-        self.races: dict[tuple, Race] = {}
-        bx, by, bz = launch.block
-        self.tpb = max(bx * by * bz, 1)
-        # the wave
-        self.X: Any = None
-        self.stride = 0
-        self.bar_stamp = np.zeros(0, dtype=np.int64)
-        self.bar_uniform: int | None = 0    # every block's last barrier, when they agree
-        self.bar_floor = 0                  # the oldest of them
-        self.wsync = np.zeros(0, dtype=np.int64)
-        self.pending = np.zeros(0, dtype=np.uint64)
-        self.any_wsync = False
-        self.slot_base: np.ndarray | None = None   # slot -> its block's offset in the shared shadow
-        self.gtid: np.ndarray | None = None        # slot -> grid-linear thread id
-        self.gstart: np.ndarray | None = None      # slot -> grid-linear id of its block's thread 0
-
-    def note_pc(self, stamp: int, pc: int) -> None:
-        i = stamp - self.base
-        if i >= len(self.pcs):
-            grown = np.zeros(max(2 * len(self.pcs), i + 1), dtype=np.int64)
-            grown[:len(self.pcs)] = self.pcs
-            self.pcs = grown
-        self.pcs[i] = pc
-
-    def begin_wave(self, X: Any, stamp: int) -> None:
-        self.X = X
-        nb = len(X._wave_blocks)
-        self.stride = -(-max(int(X.shared_per_block), 1) // SHARED_ALIGN) * SHARED_ALIGN
-        self.bar_stamp = np.full(nb, stamp, dtype=np.int64)
-        self.bar_uniform = self.bar_floor = stamp
-        nw = -(-X.n // 32)
-        self.wsync = np.zeros(nw, dtype=np.int64)
-        self.pending = np.zeros(nw, dtype=np.uint64)
-        self.any_wsync = False
-        self.slot_base = self.gtid = self.gstart = None
-
-    def shared_bases(self) -> np.ndarray:
-        if self.slot_base is None:
-            self.slot_base = self.X.layout.block_of.astype(np.uint64) * np.uint64(self.stride)
-        return self.slot_base
-
-    def global_ids(self) -> tuple[np.ndarray, np.ndarray]:
-        if self.gtid is None:
-            L = self.X.layout
-            self.gstart = np.asarray(self.X._wave_blocks, dtype=np.int64)[L.block_of] * self.tpb
-            self.gtid = self.gstart + L.linear_tid.astype(np.int64)
-        return self.gtid, self.gstart
-
-
-def _pick(a: np.ndarray, slots: np.ndarray, whole: bool) -> np.ndarray:
-    return a if whole else a[slots]
-
-
-class _SharedOrder:
-    """Which stored shared accesses are concurrent with one instruction's
-    (per element: k units per lane)."""
-
-    one_thread_per_lane = True    # two lanes of one instruction may always race
-
-    def __init__(self, st: _LaunchState, slots: np.ndarray, k: int):
-        self.st, self.slots, self.k = st, slots, k
-        self.floor = st.bar_floor
-        self._slot = None
-        u = st.bar_uniform
-        if u is not None:
-            self._bar = np.int64(u << 32)
-        else:
-            b = st.bar_stamp[st.X.layout.block_of[slots]] << 32
-            self._bar = b if k == 1 else np.repeat(b, k)
-
-    def slot(self) -> np.ndarray:
-        if self._slot is None:
-            self._slot = self.slots if self.k == 1 else np.repeat(self.slots, self.k)
-        return self._slot
-
-    def concurrent(self, v: np.ndarray, sub: np.ndarray | None = None) -> np.ndarray | None:
-        """Per element (or per element `sub[i]`): whether the packed entry
-        v is by another thread and not ordered before this access."""
-        bar = self._bar
-        if sub is not None and bar.ndim:
-            bar = bar[sub]
-        c = v >= bar
-        if not c.any():
-            return None
-        me = self.slot() if sub is None else self.slot()[sub]
-        o = v & WHO_MASK
-        c &= o != me
-        if self.st.any_wsync and c.any():
-            ws = self.st.wsync[me >> 5] << 32
-            c &= ~(((o >> 5) == (me >> 5)) & (v < ws))
-        return c if c.any() else None
-
-
-class _GlobalOrder:
-    """Which stored global accesses are concurrent with one instruction's:
-    those of this launch by another block."""
-
-    one_thread_per_lane = False   # lanes of one block never race here
-
-    def __init__(self, st: _LaunchState, start: np.ndarray, k: int):
-        self.floor = st.base
-        self._base = np.int64(st.base << 32)
-        self.tpb = np.uint64(st.tpb)
-        self.start = start if k == 1 else np.repeat(start, k)
-
-    def concurrent(self, v: np.ndarray, sub: np.ndarray | None = None) -> np.ndarray | None:
-        c = v >= self._base
-        if not c.any():
-            return None
-        start = self.start if sub is None else self.start[sub]
-        c &= ((v & WHO_MASK) - start).view(np.uint64) >= self.tpb
-        return c if c.any() else None
-
-    def apart(self, lost: np.ndarray, winners: np.ndarray) -> np.ndarray:
-        """Which elements `lost` of this instruction may race with the
-        packed entries `winners` of the same instruction: other blocks'."""
-        return ((winners & WHO_MASK) - self.start[lost]).view(np.uint64) >= self.tpb
-
-
 class RacecheckTool(Tool):
     """--tool racecheck (see the module docstring)."""
 
@@ -239,12 +113,11 @@ class RacecheckTool(Tool):
         self.config = config
         self.reporter = reporter
         self._clock = itertools.count(1)
-        self._states: dict[int, _LaunchState] = {}
+        self._states: dict[int, LaunchState] = {}
         self._global: dict[int, tuple[Any, Shadow]] = {}   # id(allocation) -> shadow
-        # (base, end, allocation, shadow) of the allocations accessed last, newest first
-        self._recent: list[tuple[int, int, Any, Shadow]] = []
-        # per GPU: temporaries and the shared-memory shadow, reused by every launch
-        self._per_gpu: dict[int, tuple[Scratch, Shadow | None]] = {}
+        # per GPU: temporaries, the shared-memory shadow and the recent
+        # allocations (LaunchState.recent), kept from launch to launch
+        self._per_gpu: dict[int, tuple[Scratch, Shadow | None, list]] = {}
         self._host_sites: dict[tuple[int, int], list[str]] = {}
 
     # ---------------------------------------------------------------- launches
@@ -256,8 +129,16 @@ class RacecheckTool(Tool):
     def launch_begin(self, launch: Launch) -> None:
         key = id(launch.gpu)
         host = self._host_sites.pop((key, launch.grid_id), [])
-        scratch, shared = self._per_gpu.get(key) or (Scratch(), None)
-        self._states[key] = _LaunchState(launch, next(self._clock), host, scratch, shared)
+        base = next(self._clock)
+        if base > CLOCK_LIMIT and not self._states:
+            # stamps must stay below 2**31 in the packed entries: start
+            # again, forgetting every shadow (no launch is running)
+            self._clock = itertools.count(1)
+            self._global.clear()
+            self._per_gpu.clear()
+            base = next(self._clock)
+        scratch, shared, recent = self._per_gpu.get(key) or (Scratch(), None, [])
+        self._states[key] = LaunchState(launch, base, host, scratch, shared, recent)
 
     def wave_begin(self, X: Any) -> None:
         st = self._states.get(id(X.gpu))
@@ -268,13 +149,16 @@ class RacecheckTool(Tool):
         st = self._states.pop(id(launch.gpu), None)
         if st is None:
             return
-        self._per_gpu[id(launch.gpu)] = (st.scratch, st.shared)
+        self._per_gpu[id(launch.gpu)] = (st.scratch, st.shared, st.recent)
         for race in st.races.values():
             self.reporter.add(self._finding(race, st))
 
     def freed(self, memory: Any, allocation: Any) -> None:
         self._global.pop(id(allocation), None)
-        self._recent = [e for e in self._recent if e[2] is not allocation]
+        for st in list(self._states.values()):
+            st.recent = [e for e in st.recent if e[2] is not allocation]
+        for key, (scratch, shared, recent) in list(self._per_gpu.items()):
+            self._per_gpu[key] = (scratch, shared, [e for e in recent if e[2] is not allocation])
 
     # ---------------------------------------------------------------- synchronization
     def barrier_complete(self, X: Any, blocks: np.ndarray, barrier: int) -> None:
@@ -331,7 +215,7 @@ class RacecheckTool(Tool):
         else:
             self._global_access(st, X, access, stamp)
 
-    def _shared(self, st: _LaunchState, acc: MemoryAccess, stamp: int) -> None:
+    def _shared(self, st: LaunchState, acc: MemoryAccess, stamp: int) -> None:
         sh = st.shared
         need = len(st.bar_stamp) * st.stride
         if sh is None or len(sh.W) * sh.g < need:
@@ -344,24 +228,32 @@ class RacecheckTool(Tool):
         offsets = np.add(bases, acc.addresses, out=scratch.get("off", len(slots), np.uint64))
         u, k = sh.units(offsets, acc.size, scratch)
         self._judge(st, acc, RaceSpace.SHARED, sh, u, k, slots, stamp,
-                    _SharedOrder(st, slots, k), None)
+                    SharedOrder(st, slots, k), None)
 
-    def _global_access(self, st: _LaunchState, X: Any, acc: MemoryAccess, stamp: int) -> None:
+    def _global_access(self, st: LaunchState, X: Any, acc: MemoryAccess, stamp: int) -> None:
         addrs = acc.addresses
         size = acc.size
         first = int(addrs[0])
-        for entry in self._recent:
+        recent = st.recent
+        for entry in recent:
             base, end, alloc, sh = entry
             if base <= first < end:
-                off = addrs - np.uint64(base)
+                off = np.subtract(addrs, np.uint64(base),
+                                  out=st.scratch.get("goff", len(addrs), np.uint64))
                 if end - base >= size and bool((off <= np.uint64(end - base - size)).all()):
-                    if entry is not self._recent[0]:
-                        self._recent.remove(entry)
-                        self._recent.insert(0, entry)
+                    if entry is not recent[0]:
+                        recent.remove(entry)
+                        recent.insert(0, entry)
                     self._global_in(st, acc, alloc, sh, off, acc.slots, stamp)
                     return
                 break
-        arrays = X.gmem.sorted_arrays()          # (bases, ..., allocations)
+        a = X.gmem.find(first)
+        if a is not None:
+            off = addrs - np.uint64(a.base)
+            if a.size >= size and bool((off <= np.uint64(a.size - size)).all()):
+                self._global_in(st, acc, a, self._shadow_of(st, a, size), off, acc.slots, stamp)
+                return
+        arrays = X.gmem.sorted_arrays()          # (bases, ..., allocations): lanes in several
         bases, allocs = arrays[0], arrays[-1]
         if not len(bases):
             return
@@ -375,26 +267,32 @@ class RacecheckTool(Tool):
             inside = off <= np.uint64(max(a.size - size, 0))
             if not inside.all():
                 sel, off = sel[inside], off[inside]
-            if not len(sel):
-                continue
-            entry = self._global.get(id(a))
-            if entry is None:    # units no larger than the base's alignment
-                entry = self._global[id(a)] = (a, Shadow(a.size, min(START_GRANULARITY,
-                                                                      a.base & -a.base or 1)))
-            self._recent = [(a.base, a.base + a.size, a, entry[1])] + [
-                e for e in self._recent if e[2] is not a][:RECENT_ALLOCATIONS - 1]
-            self._global_in(st, acc, a, entry[1], off, acc.slots[sel], stamp)
+            if len(sel):
+                self._global_in(st, acc, a, self._shadow_of(st, a, size), off, acc.slots[sel],
+                                stamp)
 
-    def _global_in(self, st: _LaunchState, acc: MemoryAccess, alloc: Any, sh: Shadow,
+    def _shadow_of(self, st: LaunchState, a: Any, size: int) -> Shadow:
+        """The shadow of allocation `a` (made on its first access, with
+        units no larger than that access or the base's alignment), now the
+        most recent one."""
+        entry = self._global.get(id(a))
+        if entry is None:
+            g = min(START_GRANULARITY, a.base & -a.base or 1, size & -size)
+            entry = self._global[id(a)] = (a, Shadow(a.size, g))
+        st.recent[:] = [(a.base, a.base + a.size, a, entry[1])] + [
+            e for e in st.recent if e[2] is not a][:RECENT_ALLOCATIONS - 1]
+        return entry[1]
+
+    def _global_in(self, st: LaunchState, acc: MemoryAccess, alloc: Any, sh: Shadow,
                    off: np.ndarray, slots: np.ndarray, stamp: int) -> None:
         u, k = sh.units(off, acc.size, st.scratch)
         gtid, gstart = st.global_ids()
         whole = len(slots) == st.X.n
-        self._judge(st, acc, RaceSpace.GLOBAL, sh, u, k, _pick(gtid, slots, whole), stamp,
-                    _GlobalOrder(st, _pick(gstart, slots, whole), k), (alloc, slots))
+        self._judge(st, acc, RaceSpace.GLOBAL, sh, u, k, pick(gtid, slots, whole), stamp,
+                    GlobalOrder(st, pick(gstart, slots, whole), k), (alloc, slots))
 
     # ---------------------------------------------------------------- the judgement
-    def _judge(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, sh: Shadow,
+    def _judge(self, st: LaunchState, acc: MemoryAccess, space: RaceSpace, sh: Shadow,
                u: np.ndarray, k: int, who: np.ndarray, stamp: int, order: Any, where: Any) -> None:
         """Check one instruction's units against the shadow, report its
         hazards, and record it. A field is read only if it may hold an
@@ -444,7 +342,7 @@ class RacecheckTool(Tool):
                 if lost is not None:     # lanes of one store writing one unit
                     self._same_instruction_writes(lost, sh.W, u, order, hits)
             else:
-                sh.store(sh.atomics(), u, p, scratch)
+                sh.atomics()[u] = p          # atomics never race with atomics
                 sh.a_max = stamp
         for hazard, first_word, c, others in hits:
             self._record(st, acc, space, hazard, first_word, np.flatnonzero(c), k, others, u, sh, where)
@@ -496,7 +394,7 @@ class RacecheckTool(Tool):
             others[lost] = winners
             hits.append((Hazard.WAW, "Write", c, others))
 
-    def _record(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, hazard: Hazard,
+    def _record(self, st: LaunchState, acc: MemoryAccess, space: RaceSpace, hazard: Hazard,
                 first_word: str, elems: np.ndarray, k: int, others: np.ndarray, u: np.ndarray,
                 sh: Shadow, where: Any) -> None:
         """Count the hazards of elements `elems` (one per lane and other pc)
@@ -522,7 +420,7 @@ class RacecheckTool(Tool):
                 st.races[rkey] = race
             race.count += n
 
-    def _example(self, st: _LaunchState, acc: MemoryAccess, space: RaceSpace, hazard: Hazard,
+    def _example(self, st: LaunchState, acc: MemoryAccess, space: RaceSpace, hazard: Hazard,
                  first_word: str, other_pc: int, slot: int, other: int, byte: int,
                  where: Any) -> Race:
         X = st.X
@@ -543,7 +441,7 @@ class RacecheckTool(Tool):
         return Race(space, hazard, first_word, _WORD[acc.kind], first, second, address, acc.size)
 
     # ---------------------------------------------------------------- reports
-    def _finding(self, race: Race, st: _LaunchState) -> Finding:
+    def _finding(self, race: Race, st: LaunchState) -> Finding:
         n = race.count
         mem = (f"__shared__ offset 0x{race.address:x}" if race.space is RaceSpace.SHARED
                else f"__global__ address 0x{race.address:x}")
