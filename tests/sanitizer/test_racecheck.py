@@ -10,6 +10,7 @@ from sanitizer_harness import checked
 
 import gpudbg
 from gpudbg.runtime import mc
+from gpudbg.sanitizer.config import Schedule
 from gpudbg.sanitizer.findings import FINDING_SCHEMA
 
 MAX_DYNAMIC_SHARED = 8      # mcFuncAttributeMaxDynamicSharedMemorySize
@@ -331,12 +332,12 @@ extern "C" __global__ void matmul(const float *A, const float *B, float *C, int 
 """
 
 
-def tiled(src: str):
+def tiled(src: str, **options):
     rng = np.random.default_rng(7)
     a = rng.random((32, 32), dtype=np.float32)
     b = rng.random((32, 32), dtype=np.float32)
     findings, _, (_, _, c, _) = run(src, "matmul", (2, 2), (16, 16), a, b,
-                                    np.zeros((32, 32), np.float32), 32)
+                                    np.zeros((32, 32), np.float32), 32, **options)
     return findings, c, a @ b
 
 
@@ -579,6 +580,40 @@ def test_one_block_reading_and_writing_its_own_global_data_is_not_judged():
     """
     findings, _, _ = run(src, "own", 1, 32, np.zeros(32, np.int32))
     assert findings == []
+
+
+# ---------------------------------------------------------------- random schedules
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_under_random_warp_order_every_neighbour_pair_is_one_hazard(seed):
+    """Warps interleave at random: a reader's warp may run before or after
+    its neighbour's write, so each pair is a read-after-write or a
+    write-after-read, counted once either way."""
+    inp = np.arange(64, dtype=np.int32)
+    findings, _, _ = run(RAW_SRC, "neighbours", 1, 64, inp, np.zeros(64, np.int32),
+                         schedule=Schedule.RANDOM, seed=seed)
+    assert {f.kind for f in findings} <= {"shared_race_raw", "shared_race_war"}
+    assert sum(f.count for f in findings) == 64
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_clean_programs_stay_silent_under_random_warp_order(seed):
+    random = {"schedule": Schedule.RANDOM, "seed": seed}
+    x = np.arange(2048, dtype=np.float32)
+    findings, _, (_, out, _) = run(REDUCTION_SRC, "reduce_sum", 4, 256, x, np.zeros(4, np.float32),
+                                   2048, **random)
+    assert findings == [] and np.allclose(out, x.reshape(4, 512).sum(axis=1))
+    findings, _, (_, out) = run("#define SYNCWARP\n" + WARP_REDUCE_SRC, "warp_reduce", 1, 64,
+                                np.arange(64, dtype=np.int32), np.zeros(1, np.int32), **random)
+    assert findings == [] and out[0] == sum(range(64))
+    findings, _, _ = run(EXITED_SRC, "partial", 1, 64, np.arange(64, dtype=np.int32),
+                         np.zeros(64, np.int32), 40, **random)
+    assert findings == []
+    findings, _, _ = run(COUNTER_SRC, "count", 4, 96, np.zeros(1, np.uint32),
+                         np.zeros(4, np.uint32), **random)
+    assert findings == []
+    findings, c, expected = tiled(TILE_SRC, **random)
+    assert findings == [] and np.allclose(c, expected, rtol=1e-5)
 
 
 # ---------------------------------------------------------------- reports
