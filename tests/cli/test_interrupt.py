@@ -53,11 +53,14 @@ def write_program(tmp_path, wait: str = SYNC):
     return prog
 
 
-def start(prog, *args, **env):
+def start(prog, *args, command="run", **env):
     full = dict(os.environ, PYTHONUNBUFFERED="1", **env)
-    p = subprocess.Popen([sys.executable, "-m", "gpudbg", "run", str(prog), *args], stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "gpudbg", command, str(prog), *args], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=full, cwd=prog.parent)
     line = p.stdout.readline()
+    if command == "check":
+        assert line == "========= GPUDBG CHECK\n", line
+        line = p.stdout.readline()
     assert line == "launched\n", (line, p.stderr.read() if p.poll() is not None else "")
     time.sleep(0.5)                     # the kernel is spinning on the device thread now
     return p
@@ -87,6 +90,16 @@ def test_ctrl_c_stops_the_spinning_kernel_and_exits_130(tmp_path):
     assert "kernel spin was interrupted (Ctrl-C) after " in err
     assert "=========     where the warps were:" in err
     assert "at spin_cli.cu:3: 4 warp(s), 128 thread(s) of blocks (0,0,0), (1,0,0), looped there " in err
+
+
+def test_ctrl_c_under_check_reports_where_it_was_and_exits_130(tmp_path):
+    p = start(write_program(tmp_path), command="check", GPUDBG_HANG_TIMEOUT="60")
+    p.send_signal(signal.SIGINT)
+    out, err = finish(p)
+    assert p.returncode == 130, out + err
+    assert "Traceback" not in err
+    assert "========= Kernel interrupted in kernel spin at spin_cli.cu:3" in out
+    assert "ERROR SUMMARY" in out
 
 
 def test_ctrl_c_while_gpudbg_waits_for_kernels_left_running(tmp_path):

@@ -68,9 +68,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="initcheck: warn about allocated bytes never written")
     parser.add_argument("--racecheck-global", choices=["yes", "no"], default="yes",
                         help="racecheck: also races between blocks in global memory (default yes)")
-    parser.add_argument("--schedule", choices=[s.value for s in Schedule], default=Schedule.LOWEST_PC.value,
-                        help="thread schedule: lowest-pc (deterministic, default) or random "
-                             "(warps interleaved at random each step, reproducible with --seed)")
+    parser.add_argument("--schedule", choices=[s.value for s in Schedule], default=None,
+                        help="thread schedule: lowest-pc (deterministic, the default unless "
+                             "GPUDBG_SCHEDULE says otherwise) or random (warps interleaved at random "
+                             "each step, reproducible with --seed)")
     parser.add_argument("--seed", type=_non_negative, default=0, metavar="N",
                         help="seed of --schedule random")
     parser.add_argument("--json", metavar="FILE",
@@ -95,7 +96,7 @@ def config_from(args: argparse.Namespace) -> CheckConfig:
                        report_api_errors=ApiErrors(args.report_api_errors), print_limit=args.print_limit,
                        error_exitcode=args.error_exitcode,
                        show_backtrace=args.show_backtrace in ("yes", "host"),
-                       schedule=Schedule(args.schedule), seed=args.seed,
+                       schedule=Schedule(args.schedule) if args.schedule else None, seed=args.seed,
                        track_unused_memory=args.track_unused_memory,
                        racecheck_global=_YES_NO[args.racecheck_global])
 
@@ -196,6 +197,8 @@ def check_program(program: str, args: list[str], json_file: str | None = None,
         write_json_atomically(json_file, rows)
     if xml_file is not None:
         write_xml_atomically(xml_file, rows, program)
+    if run.interrupted:
+        return run.status          # 130: Ctrl-C, after the report of where the kernels were
     if total:
         return config.error_exitcode if config.error_exitcode is not None else 1
     return run.status

@@ -39,7 +39,7 @@ class CheckConfig:
     print_limit: int = DEFAULT_PRINT_LIMIT
     error_exitcode: int | None = None
     show_backtrace: bool = True
-    schedule: Schedule = Schedule.LOWEST_PC
+    schedule: Schedule | None = None   # None: as GPUDBG_SCHEDULE/GPUDBG_SEED say (lowest-pc by default)
     seed: int = 0
     track_unused_memory: bool = False
     racecheck_global: bool = True      # beyond compute-sanitizer: races between blocks in global memory
@@ -53,7 +53,8 @@ class CheckConfig:
         raw: dict[str, Any] = json.loads(text)
         kinds = {"tool": ToolName, "report_api_errors": ApiErrors, "schedule": Schedule}
         known = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: kinds[k](v) if k in kinds else v for k, v in raw.items() if k in known})
+        return cls(**{k: kinds[k](v) if k in kinds and v is not None else v
+                      for k, v in raw.items() if k in known})
 
     @classmethod
     def from_environment(cls) -> "CheckConfig | None":

@@ -44,7 +44,8 @@ class SanitizerSession:
             tool = _load(spec)(self.config, self.reporter)
             self.tools.append(tool)
             instrument.install(tool)
-        schedule.configure(self.config.schedule.value, self.config.seed)
+        if self.config.schedule is not None:
+            schedule.configure(self.config.schedule.value, self.config.seed)
         return self
 
     def finish(self) -> None:
@@ -60,7 +61,7 @@ class SanitizerSession:
             for tool in self.tools:
                 instrument.uninstall(tool)
             self.tools = []
-            schedule.configure("lowest-pc", 0)
+            schedule.reset()
 
 
 def start(config: CheckConfig, reporter: Reporter | None = None) -> SanitizerSession:
