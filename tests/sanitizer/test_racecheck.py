@@ -222,6 +222,52 @@ def test_reading_a_neighbours_byte_races():
     assert [(f.kind, f.count, f.size) for f in findings] == [("shared_race_raw", 64, 1)]
 
 
+WIDE_SRC = r"""
+extern "C" __global__ void wide(float *out, int sync) {
+    __shared__ float4 s[64];
+    int t = threadIdx.x;
+    s[t] = make_float4(t, t, t, t);                           // W
+    if (sync) __syncthreads();
+    float4 v = s[(t + 1) % 64];                               // R
+    out[t] = v.x + v.w;
+}
+"""
+
+
+@pytest.mark.parametrize("sync", [0, 1])
+def test_vector_accesses_are_one_hazard_per_thread(sync):
+    """A 16-byte load racing a 16-byte store counts once per thread."""
+    findings, _, _ = run(WIDE_SRC, "wide", 1, 64, np.zeros(64, np.float32), sync)
+    expected = [] if sync else [("shared_race_raw", 64, 16)]
+    assert [(f.kind, f.count, f.size) for f in findings] == expected
+
+
+MIXED_SRC = r"""
+extern "C" __global__ void mixed(unsigned char *out, int sync) {
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    s[t] = t * 0x01010101;                                    // W
+    if (sync) __syncthreads();
+    const unsigned char *b = (const unsigned char *)s;
+    out[t] = b[4 * ((t + 1) % 64) + 3];                       // R
+    out[64 + t] = b[4 * t + 2];                               // OWN
+}
+"""
+
+
+@pytest.mark.parametrize("sync", [0, 1])
+def test_words_written_then_read_as_bytes(sync):
+    """Word stores, then byte loads: the shadow splits its units to bytes
+    and still knows who wrote each byte (a thread's own bytes are fine)."""
+    findings, _, (out, _) = run(MIXED_SRC, "mixed", 1, 64, np.zeros(128, np.uint8), sync)
+    expected = [] if sync else [("shared_race_raw", 64, 1)]
+    assert [(f.kind, f.count, f.size) for f in findings] == expected
+    for f in findings:
+        assert f.other_site.source_line == line_of(MIXED_SRC, "// R")
+        assert f.address % 4 == 3
+    assert np.array_equal(out[64:], np.arange(64, dtype=np.uint8))
+
+
 # ---------------------------------------------------------------- warp-synchronous code
 
 WARP_REDUCE_SRC = r"""
@@ -301,6 +347,29 @@ def test_syncwarp_orders_lanes_of_one_warp():
     findings, _, (out,) = run("#define SYNCWARP\n" + SHFL_SRC, "exchange", 1, 32,
                               np.zeros(33, np.int32))
     assert findings == [] and np.array_equal(out[:32], np.arange(32) ^ 1)
+
+
+DIVERGED_SRC = r"""
+extern "C" __global__ void halves(int *out, int sync) {
+    __shared__ int s[32];
+    int t = threadIdx.x;
+    if (t < 16) {
+        s[t] = t;
+        if (sync) __syncwarp(0x0000ffffu);                     // the half that diverged
+        out[t] = s[t ^ 1];                                    // R
+    } else {
+        s[t] = -t;
+        out[t] = s[t];
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("sync", [0, 1])
+def test_syncwarp_with_the_mask_of_a_diverged_half(sync):
+    findings, _, _ = run(DIVERGED_SRC, "halves", 1, 32, np.zeros(32, np.int32), sync)
+    expected = [] if sync else [("shared_race_raw", 16)]
+    assert [(f.kind, f.count) for f in findings] == expected
 
 
 def test_syncwarp_does_not_order_lanes_of_different_warps():
@@ -630,3 +699,16 @@ def test_findings_are_one_per_pc_pair_per_launch_and_match_the_schema():
     for f in rep.findings:
         jsonschema.validate(f.as_dict(), FINDING_SCHEMA)
         assert f.as_dict()["other_site"]["source_line"] == line_of(RAW_SRC, "// R")
+
+
+def test_races_before_a_fault_are_still_reported():
+    src = RAW_SRC.replace("    out[t] = s[(t + 1) % 64];                  // R",
+                          "    out[t] = s[(t + 1) % 64];                  // R\n"
+                          "    out[t * (1 << 26)] = 1;                    // far out of bounds")
+    with checked("racecheck") as rep:
+        m = gpudbg.compile(src, name="race.cu")
+        with pytest.raises(gpudbg.KernelFaultError):
+            m.neighbours[1, 64](gpudbg.to_device(np.arange(64, dtype=np.int32)),
+                                gpudbg.zeros(64, np.int32))
+            gpudbg.Device().synchronize()
+    assert [(f.kind, f.count) for f in rep.findings] == [("shared_race_raw", 64)]
