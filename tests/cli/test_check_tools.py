@@ -51,6 +51,7 @@ def test_shared_race_found_by_racecheck_only(capsys, monkeypatch):
     assert status == 1 and errors(out) >= 1
     assert "Error: Race reported between Write access" in out and "shared_race.cu:" in out
     assert "PASSED" in out          # the lowest-pc schedule hides the race from the result
+    assert re.search(r"RACECHECK SUMMARY: \d+ hazards? displayed \(\d+ errors?, 0 warnings\)", out)
     status, out = check(capsys, "shared_race.py")
     assert status == 0 and errors(out) == 0
 
