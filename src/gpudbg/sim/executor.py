@@ -100,10 +100,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                 try:
                     if port is None:
                         visits = watch.start_wave(X, wave_index, len(plan.waves))
-                        if order is None:
-                            run_wave(X, watch, visits)
-                        else:
-                            run_wave_scheduled(X, watch, visits, order)
+                        run_wave(X, watch, visits, order)
                     else:
                         port.run_wave(X)
                     if tap is not None:
@@ -255,36 +252,23 @@ def _stuck(X: WaveExecution, m: int) -> bool:
     raise fault
 
 
-def run_wave(X: WaveExecution, watch: KernelWatch | None = None, visits: list[int] | None = None) -> None:
-    """The lowest-pc loop; `watch` may stop it every CHECK_STEPS steps,
+def run_wave(X: WaveExecution, watch: KernelWatch | None = None, visits: list[int] | None = None,
+             order=None) -> None:
+    """The step loop: `order` (sim/schedule.py) picks each step's threads,
+    None the lowest-pc rule; `watch` may stop it every CHECK_STEPS steps,
     `visits[pc]` counts the steps started at each pc."""
     code = X.program.code
     leader = X.program.leader
     if watch is None:
         watch = KernelWatch(None, None)
         visits = watch.start_wave(X, 0, 1)
-    spin = SpinBackoff(X)   # warps spinning on other warps must not starve them
-    every = watch.check_steps
-    countdown = every
-    while True:
-        m, idx = next_group(X.sched, spin)
-        if m >= PARKED:
-            if _stuck(X, m):
-                continue
-            return
-        visits[m] += 1
-        execute_step(X, code, leader, m, idx)
-        countdown -= 1
-        if not countdown:
-            countdown = every
-            watch.check(X)
+    if order is None:
+        spin = SpinBackoff(X)   # warps spinning on other warps must not starve them
 
-
-def run_wave_scheduled(X: WaveExecution, watch: KernelWatch, visits: list[int], order) -> None:
-    """run_wave with another schedule (sim/schedule.py) choosing each step."""
-    code = X.program.code
-    leader = X.program.leader
-    pick = order.next_group
+        def pick(view):
+            return next_group(view, spin)
+    else:
+        pick = order.next_group
     every = watch.check_steps
     countdown = every
     while True:
