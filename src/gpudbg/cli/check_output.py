@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from gpudbg.sanitizer.findings import FINDING_SCHEMA, Severity
+from gpudbg.sanitizer.findings import FINDING_SCHEMA, errors_of
 
 
 class FindingKind(enum.Enum):
@@ -104,7 +104,7 @@ def errors_in(row: dict[str, Any]) -> int:
     """The errors one row adds to the ERROR SUMMARY."""
     if row.get("finding") in FAULT_KINDS:
         return int(row.get("count") or 1)
-    return 1 if row.get("severity", "error") == Severity.ERROR.value else 0
+    return errors_of(str(row.get("tool")), str(row.get("severity", "error")), int(row.get("count") or 1))
 
 
 def _atomically(path: str, write: Any) -> None:

@@ -81,6 +81,13 @@ class Finding:
     host_site: list[str] = field(default_factory=list)   # innermost last, "file:line in function"
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def errors(self) -> int:
+        """What this finding adds to the ERROR SUMMARY, as compute-sanitizer
+        counts: every thread's access for memcheck, initcheck and synccheck
+        (`count` threads), one per displayed hazard report for racecheck."""
+        return errors_of(self.tool.value, self.severity.value, self.count)
+
     def lines(self, show_backtrace: bool = True) -> list[str]:
         out = [self.title, *("    " + d for d in self.details)]
         if show_backtrace and self.host_site:
@@ -95,6 +102,12 @@ class Finding:
                 "site": self.site.as_dict() if self.site else None,
                 "other_site": self.other_site.as_dict() if self.other_site else None,
                 "host_site": list(self.host_site), **({"extra": self.extra} if self.extra else {})}
+
+
+def errors_of(tool: str, severity: str, count: int) -> int:
+    if severity != Severity.ERROR.value:
+        return 0
+    return 1 if tool == ToolName.RACECHECK.value else max(1, int(count))
 
 
 _SITE_SCHEMA = {"type": ["object", "null"],

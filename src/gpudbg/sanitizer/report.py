@@ -46,7 +46,7 @@ class Reporter:
         with self._lock:
             self.findings.append(finding)
             if finding.severity is Severity.ERROR:
-                self.errors += 1
+                self.errors += finding.errors
             else:
                 self.warnings += 1
             self._show(self.block(finding))
