@@ -27,7 +27,7 @@ from gpudbg.driver import callbacks, capture
 from gpudbg.driver import commands as C
 from gpudbg.driver.engine import get_engine
 from gpudbg.driver.memops import check_target
-from gpudbg.driver.event import check_event
+from gpudbg.driver.event import check_waitable_event
 from gpudbg.driver.stream import NON_BLOCKING, StreamKind
 from gpudbg.sim.memory.spaces import AllocationKind
 
@@ -112,7 +112,7 @@ def cuStreamWaitEvent(hStream: int, hEvent: int, Flags: int) -> None:
     """Later work of hStream waits for the event's record, on the GPU."""
     ctx = current_context()
     s = _stream(ctx, hStream)
-    check_event(ctx, object_of(HandleKind.EVENT, hEvent)).make_wait(s, int(Flags))
+    check_waitable_event(object_of(HandleKind.EVENT, hEvent)).make_wait(s, int(Flags))
 
 
 # ------------------------------------------------------------------ properties

@@ -7,6 +7,12 @@ semaphore, copy the words into the ring (waiting on the GPU's condition for
 space, never spinning) and ring the doorbell (advance put, notify). The
 channel belongs to a group (its context); the front end faults and discards
 whole groups. A channel knows nothing about streams or memcpy kinds.
+
+A push may carry pins: other channels' semaphores its SEM_ACQUIREs read
+(driver/fence.py). The channel keeps each pin until the push's own fence
+retires, then drops it; closing drops the rest. A whole batch is encoded
+and size-checked before any word is written, so a refused push leaves the
+ring untouched.
 """
 from __future__ import annotations
 
@@ -35,29 +41,58 @@ class Channel:
         self.ring = Ring(gpu.alloc_internal(ring_bytes, AllocationKind.RING, f"ring {self.name}"),
                          self.name)
         self.semaphore = TrackingSemaphore(
-            gpu.alloc_internal(8, AllocationKind.SEMAPHORE, f"semaphore {self.name}"), gpu.cv)
+            gpu.alloc_internal(8, AllocationKind.SEMAPHORE, f"semaphore {self.name}"), gpu.cv,
+            free=gpu.free_internal)
         self.semaphore.channel = self   # lets the hang watchdog find the ring behind a fence
+        self.pins: list[tuple[int, TrackingSemaphore]] = []   # (own fence, semaphore read before it)
         self.closed = False
         gpu.frontend.attach(self)
 
     # ------------------------------------------------------------ submission
-    def push(self, commands: Sequence[C.Command]) -> int:
-        """Submit commands; returns the fence value retired after the last."""
+    def push(self, commands: Sequence[C.Command], pins: Sequence[TrackingSemaphore] = ()) -> int:
+        """Submit commands; returns the fence value retired after the last.
+        `pins` (already pinned by the caller) are owned by the channel from
+        here on, also when the push is refused."""
         cv = self.gpu.cv
-        with cv:
+        try:
             if self.closed:
                 raise ChannelClosedError(f"channel {self.name} is closed")
-            value = self.semaphore.next_value()
-            batch = list(commands) + [C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address,
-                                             value=value)]
-            for cmd in batch:
-                words = C.encode(cmd)
+            encoded = [C.encode(cmd) for cmd in commands]
+            release_words = len(C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address,
+                                                value=0)))
+            for words in encoded + [[0] * release_words]:
                 if len(words) > self.ring.size - 1:
                     raise RingFullError(f"ring {self.name}: a {len(words)}-word command can never fit")
-                cv.wait_for(lambda n=len(words): self.ring.free() >= n)
-                self.ring.write(words)
-                cv.notify_all()
+            with cv:
+                if self.closed:
+                    raise ChannelClosedError(f"channel {self.name} is closed")
+                value = self.semaphore.next_value()
+                encoded.append(C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address,
+                                               value=value)))
+                self.pins.extend((value, p) for p in pins)
+                pins = ()
+                for words in encoded:
+                    cv.wait_for(lambda n=len(words): self.ring.free() >= n)
+                    self.ring.write(words)
+                    cv.notify_all()
+        finally:
+            for p in pins:
+                p.unpin()
+        self.retire_pins()
         return value
+
+    def retire_pins(self) -> None:
+        """Drop the pins of pushes whose fence retired."""
+        with self.gpu.cv:
+            if not self.pins:
+                return
+            sem = self.semaphore
+            done = [p for f, p in self.pins if sem.reached(f)]
+            if not done:
+                return
+            self.pins = [(f, p) for f, p in self.pins if not sem.reached(f)]
+        for p in done:
+            p.unpin()
 
     # ------------------------------------------------------------ completion
     @property
@@ -85,12 +120,18 @@ class Channel:
 
     # ------------------------------------------------------------ teardown
     def close(self) -> None:
-        """Detach from the front end and release ring and semaphore memory.
-        Callers make sure the channel is idle (or its group was killed)."""
+        """Detach from the front end, release the ring and the pins, and drop
+        the channel's reference to its semaphore (whose memory stays while
+        other channels' queued acquires pin it). Callers make sure the
+        channel is idle (or its group was killed)."""
         with self.gpu.cv:
             if self.closed:
                 return
             self.closed = True
         self.gpu.frontend.detach(self)
         self.gpu.free_internal(self.ring.allocation)
-        self.gpu.free_internal(self.semaphore.allocation)
+        with self.gpu.cv:
+            pins, self.pins = self.pins, []
+        for _f, p in pins:
+            p.unpin()
+        self.semaphore.unpin()

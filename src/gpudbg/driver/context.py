@@ -8,6 +8,14 @@ that checks the context raises it. Resources are created lazily: the primary
 context object exists per device, but its channels appear on first use.
 Driver-owned memory that must outlive a submission (staging buffers, launch
 descriptors) is freed when the fence that last uses it retires (`reap`).
+
+Lifetimes follow CUDA: destroying a stream (event, module, pool, graph exec)
+with work still referring to it returns at once and invalidates the handle;
+what backs it is released by `reap` once that work has retired. `deferred`
+holds (fence, value, what): `what` is an allocation to free or a function to
+call (a module's unload, a semaphore's unpin). Destroyed streams wait as
+`zombies` until their channel is idle; their semaphore outlives them while
+other channels' queued acquires pin it (driver/fence.py).
 """
 from __future__ import annotations
 
@@ -46,7 +54,7 @@ class Context:
         self.per_thread: dict[int, Stream] = {}
         self.modules: list[Any] = []
         self.events: set[Any] = set()
-        self.deferred: list[tuple[Any, int, Any]] = []   # (semaphore, fence, allocation)
+        self.deferred: list[tuple[Any, int, Any]] = []   # (semaphore, fence, allocation or callable)
         self.sync_hooks: list[Any] = []       # run after every host wait (pools observe frees)
         self.teardown_hooks: list[Any] = []   # run on destroy, before memory is released (VMM, pools)
         self.limits = {"stack_size": device.model.default_stack_size,
@@ -77,7 +85,10 @@ class Context:
 
     # ------------------------------------------------------------ streams
     def all_streams(self) -> list[Stream]:
-        return [self.legacy, *self.streams, *self.per_thread.values(), *self.zombies]
+        # list() copies are single C-level steps: safe against other threads
+        # adding streams without taking the context lock (which must not be
+        # taken under the GPU's lock).
+        return [self.legacy, *list(self.streams), *list(self.per_thread.values()), *list(self.zombies)]
 
     def create_stream(self, flags: int = 0, priority: int = 0) -> Stream:
         if flags & ~NON_BLOCKING:
@@ -118,6 +129,8 @@ class Context:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                               f"the {stream.kind.value} cannot be destroyed")
         with self.lock:
+            if stream.destroyed or stream not in self.streams:
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{stream!r} was destroyed")
             stream.destroyed = True
             self.streams.remove(stream)
             self.zombies.append(stream)
@@ -127,23 +140,44 @@ class Context:
     def defer_free(self, stream: Stream, fence: int, allocation: Any) -> None:
         if stream.capture is not None and capture.adopt(stream, allocation):
             return   # captured work: the graph owns the memory
+        self.defer(stream.channel.semaphore, fence, allocation)
+
+    def defer(self, fence: Any, value: int, what: Any) -> None:
+        """Release `what` (an allocation, or a function to call) once
+        fence.reached(value); at once if the context is gone."""
         with self.lock:
-            self.deferred.append((stream.channel.semaphore, fence, allocation))
+            if not self.destroyed:
+                self.deferred.append((fence, value, what))
+                return
+        self._release(what)
+
+    def _release(self, what: Any) -> None:
+        if callable(what):
+            what()
+        else:
+            self.gpu.free_internal(what)
 
     def reap(self) -> None:
-        """Release driver memory and destroyed streams whose work retired."""
+        """Release driver memory, pins and destroyed streams whose work retired."""
         with self.lock:
-            keep = []
-            for sem, fence, alloc in self.deferred:
-                if sem.reached(fence):
-                    self.gpu.free_internal(alloc)
-                else:
-                    keep.append((sem, fence, alloc))
+            if self.destroyed:
+                return
+            keep, done = [], []
+            for item in self.deferred:
+                (done if item[0].reached(item[1]) else keep).append(item)
             self.deferred = keep
-            for s in list(self.zombies):
-                if s.channel.idle():
-                    self.zombies.remove(s)
-                    s.channel.close()
+            streams = self.all_streams()
+            idle = [s for s in self.zombies if s.channel.idle()]
+            for s in idle:
+                self.zombies.remove(s)
+        # Released outside the lock: a module's release tells an attached
+        # debugger, which may stop this thread while others keep going.
+        for _f, _v, what in done:
+            self._release(what)
+        for s in streams:
+            s.channel.retire_pins()
+        for s in idle:
+            s.channel.close()
 
     def after_wait(self) -> None:
         """Everything a synchronization point does once its wait returns:
@@ -186,9 +220,9 @@ class Context:
             self.streams.clear()
             self.zombies.clear()
             self.per_thread.clear()
-            for _sem, _fence, alloc in self.deferred:
-                self.gpu.free_internal(alloc)
-            self.deferred.clear()
+            deferred, self.deferred = self.deferred, []
+            for _sem, _fence, what in deferred:
+                self._release(what)
             for hook in list(self.teardown_hooks):
                 hook()
             self.memory.release_all()

@@ -21,6 +21,14 @@ While the stream captures, a record does not push: it remembers the
 capture's current nodes, which a later mcStreamWaitEvent joins to
 (driver/capture.py); with mcEventRecordExternal it also becomes a graph
 node that records the event when the graph runs.
+
+Lifetime: destroying an event returns at once and invalidates the handle;
+its timestamp slot is freed when every record still queued has run and no
+graph that records it is left (`hold`/`release`, taken by a graph's
+resources). The recorded semaphore belongs to the stream's channel and may
+outlive the stream (driver/fence.py): waiting on an event of a destroyed
+stream is fine, and so is waiting on an event of another context or
+device (`check_waitable_event`; driver/relay.py for another device).
 """
 from __future__ import annotations
 
@@ -62,6 +70,7 @@ class Event:
         self.captured: Any = None           # (CaptureSequence, nodes) of a record inside a capture
         self.timed = False                  # the latest record wrote a timestamp
         self.outstanding: list[tuple[Any, int]] = []   # records whose TIMESTAMP may still run
+        self.holders = 0                    # graphs whose replays record this event
         self.slot = None
         if not flags & DISABLE_TIMING:
             self.slot = context.gpu.alloc_internal(8, AllocationKind.SEMAPHORE, f"event {self.id} timestamp")
@@ -91,14 +100,18 @@ class Event:
         if flags & RECORD_EXTERNAL:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               "mcEventRecordExternal is only valid while the stream captures")
-        cmds = [] if self.slot is None else [C.make(C.Opcode.TIMESTAMP, address=self.slot.base)]
-        self.value = stream.submit(cmds)
-        self.semaphore = stream.channel.semaphore
-        self.outstanding = [(sem, v) for sem, v in self.outstanding if not sem.reached(v)]
-        self.outstanding.append((self.semaphore, self.value))
-        self.channel_id = stream.channel.id
-        self.captured = None
-        self.timed = self.slot is not None
+        with self.context.lock:       # atomic with destroy() of another thread
+            if self.destroyed and self.holders == 0:
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed")
+            cmds = [] if self.slot is None else [C.make(C.Opcode.TIMESTAMP, address=self.slot.base)]
+            value = stream.submit(cmds)
+            self.value = value
+            self.semaphore = stream.channel.semaphore
+            self.outstanding = [(sem, v) for sem, v in self.outstanding if not sem.reached(v)]
+            self.outstanding.append((self.semaphore, self.value))
+            self.channel_id = stream.channel.id
+            self.captured = None
+            self.timed = self.slot is not None
 
     def in_active_capture(self) -> bool:
         from gpudbg.driver.types import CUstreamCaptureStatus as S
@@ -114,15 +127,23 @@ class Event:
     def done(self) -> bool:
         """Never-recorded events count as complete, as in CUDA."""
         self._refuse_if_captured("mcEventQuery")
-        if self.semaphore is None:
+        sem, value = self.fence()
+        if sem is None:
             return True
         with self.context.gpu.cv:
-            return self.semaphore.reached(self.value)
+            return sem.reached(value)
+
+    def fence(self) -> tuple[Any, int]:
+        """(semaphore, value) of the latest record, read as one (another
+        thread may be recording)."""
+        with self.context.lock:
+            return self.semaphore, self.value
 
     def synchronize(self) -> None:
         self._refuse_if_captured("mcEventSynchronize")
-        if self.semaphore is not None:
-            self.semaphore.wait(self.value)
+        sem, value = self.fence()
+        if sem is not None:
+            sem.wait(value)
         self.context.after_wait()
 
     def make_wait(self, stream: Any, flags: int = 0) -> None:
@@ -144,26 +165,50 @@ class Event:
         if flags & WAIT_EXTERNAL:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               "mcEventWaitExternal is only valid while the stream captures")
-        if self.semaphore is None:
+        sem, value = self.fence()
+        if sem is None:
             return
-        stream.wait_for(self.semaphore.address, self.value, self.channel_id)
+        stream.wait_for(sem, value)
 
     # ------------------------------------------------------------ timing
     def timestamp_cycles(self) -> int:
-        return int(self.slot.data[:8].view(np.uint64)[0])
+        slot = self.slot
+        if slot is None or slot.freed:
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed")
+        return int(slot.data[:8].view(np.uint64)[0])
 
     def destroy(self) -> None:
-        """Returns at once; the timestamp slot goes when the record retires."""
-        self.destroyed = True
-        self.context.events.discard(self)
-        if self.slot is None or self.context.destroyed:
+        """Returns at once; the timestamp slot goes when the records retire
+        and no graph records the event any more."""
+        ctx = self.context
+        with ctx.lock:
+            if self.destroyed:
+                raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed")
+            self.destroyed = True
+            ctx.events.discard(self)
+            if self.holders == 0:
+                self._retire_slot()
+        ctx.reap()
+
+    def hold(self) -> None:
+        """A graph records this event when it runs: keep the slot."""
+        with self.context.lock:
+            self.holders += 1
+
+    def release(self) -> None:
+        with self.context.lock:
+            self.holders -= 1
+            if self.holders == 0 and self.destroyed:
+                self._retire_slot()
+
+    def _retire_slot(self) -> None:
+        """Free the slot once every queued record has run (context lock held)."""
+        slot, self.slot = self.slot, None
+        if slot is None:
             return
         from gpudbg.driver.fence import Marker
         from gpudbg.driver.graph import _MarkerFence
-        ctx = self.context
-        with ctx.lock:
-            ctx.deferred.append((_MarkerFence(Marker(tuple(self.outstanding))), 0, self.slot))
-        ctx.reap()
+        self.context.defer(_MarkerFence(Marker(tuple(self.outstanding))), 0, slot)
 
 
 def _free_slots_on_teardown(context: Any) -> None:
@@ -216,6 +261,13 @@ def elapsed_ms(start: Event, stop: Event, flags: int = 0) -> float:
         return float(timing.cycles_to_ms(stop.timestamp_cycles() - start.timestamp_cycles(), khz0))
     return float(timing.cycles_to_ms(stop.timestamp_cycles(), khz1)
                  - timing.cycles_to_ms(start.timestamp_cycles(), khz0))
+
+
+def check_waitable_event(handle: Any) -> Event:
+    """mcStreamWaitEvent's event: a live event of any context or device."""
+    if not isinstance(handle, Event) or handle.destroyed or handle.context.destroyed:
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{handle!r} is not a live event")
+    return handle
 
 
 def check_event(context: Any, handle: Any) -> Event:

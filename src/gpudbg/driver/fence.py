@@ -8,12 +8,23 @@ to fence N is done" is `completed >= N`. Waiting is a wait on the GPU's
 condition variable, woken by the front end after every command, never a
 polling sleep. A channel error (fault, reset) retires everything and is
 recorded here so a woken waiter can tell "done" from "discarded".
+
+Lifetime: the semaphore's memory is read by the GPU wherever a queued
+SEM_ACQUIRE names it, including on channels other than its own (stream wait
+event, default-stream ordering, pool reuse), and those may outlive the
+channel (a destroyed stream). So the memory is reference-counted: the
+channel holds one reference, every queued acquire of another channel pins
+one (`pin`, dropped by that channel once the push carrying it retired), and
+the last `unpin` frees the word, after freezing its final value on the
+host side so `completed` keeps answering without touching freed memory. A
+pin refused (the memory is gone) means every fence the semaphore handed out
+has retired, since a channel is only closed when idle or killed.
 """
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -31,7 +42,8 @@ class ChannelError:
 class TrackingSemaphore:
     """One channel's semaphore: GPU-visible value plus host counters."""
 
-    def __init__(self, allocation: Any, cv: threading.Condition):
+    def __init__(self, allocation: Any, cv: threading.Condition,
+                 free: Callable[[Any], None] | None = None):
         self.allocation = allocation
         self.address: int = allocation.base
         self._word = allocation.data[:8].view(np.uint64)
@@ -39,11 +51,41 @@ class TrackingSemaphore:
         self.cv = cv
         self.issued = 0       # fence values handed out by the host
         self.error: ChannelError | None = None
+        self._free = free     # releases the allocation (None: the caller owns it)
+        self._refs = 1        # the owner's reference, plus one per pin
+        self._final: int | None = None   # the value frozen when the memory went
 
     @property
     def completed(self) -> int:
         """The value the GPU last released (finished-by-GPU)."""
-        return int(self._word[0])
+        final = self._final
+        return int(self._word[0]) if final is None else final
+
+    @property
+    def released(self) -> bool:
+        """Whether the memory is gone (then every fence has retired)."""
+        return self._final is not None
+
+    def pin(self) -> bool:
+        """Keep the memory for a queued command that reads it; False when it
+        is already released (so there is nothing left to wait for)."""
+        with self.cv:
+            if self._final is not None:
+                return False
+            self._refs += 1
+            return True
+
+    def unpin(self) -> None:
+        """Drop a reference (the owner's or a pin); the last one frees."""
+        with self.cv:
+            if self._final is not None:
+                return
+            self._refs -= 1
+            if self._refs > 0:
+                return
+            self._final = int(self._word[0])
+            if self._free is not None:
+                self._free(self.allocation)
 
     def next_value(self) -> int:
         """Allocate the fence value of the next push (caller holds cv)."""

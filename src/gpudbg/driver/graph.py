@@ -10,7 +10,11 @@ launch stream: a serial schedule that honours every edge, so a launched
 graph runs the very commands the capture saw. Driver memory the commands
 point at (launch descriptors with their parameters) is owned by the graph's
 GraphResources, shared with every exec instantiated from it, and freed once
-the last owner is gone and every launch that used it has retired.
+the last owner is gone and every launch that used it has retired; the
+resources also hold the events the graph records (their timestamp slots
+outlive mcEventDestroy while a graph may still record them) and the pins of
+semaphores its captured waits read (driver/fence.py). Destroying a graph or
+an exec with launches in flight is legal and returns at once.
 
 Not modelled: graph editing APIs (add/remove nodes), child graphs, exec
 update; a graph launched into a capturing stream is recorded node by node.
@@ -80,7 +84,8 @@ class GraphResources:
 
     def __init__(self, context: Any):
         self.context = context
-        self.allocations: list[Any] = []
+        self.allocations: list[Any] = []   # allocations, or functions to call (semaphore unpins)
+        self.events: list[Any] = []        # events held (Event.hold) for event-record nodes
         self.owners = 0
         self.launches = Marker()
 
@@ -92,12 +97,13 @@ class GraphResources:
         if self.owners > 0:
             return
         ctx = self.context
-        if ctx.destroyed:
-            return                                  # the context freed its whole memory
+        events, self.events = self.events, []
+        for e in events:
+            e.release()
         with ctx.lock:
-            for alloc in self.allocations:
-                ctx.deferred.append((_MarkerFence(self.launches), 0, alloc))
-            self.allocations = []
+            allocations, self.allocations = self.allocations, []
+            for what in allocations:
+                ctx.defer(_MarkerFence(self.launches), 0, what)
         ctx.reap()
 
 
@@ -129,6 +135,10 @@ class Graph:
             **payload: Any) -> GraphNode:
         node = GraphNode(self, kind, deps, commands, **payload)
         self.nodes.append(node)
+        event = payload.get("event")
+        if kind is NodeKind.EVENT_RECORD and event is not None:
+            event.hold()
+            self.resources.events.append(event)
         return node
 
     def adopt(self, allocation: Any) -> None:

@@ -11,8 +11,12 @@ free extent remembers the (stream, fence) of every free not yet observed;
 a later allocation may take it when stream order makes that safe: the same
 stream, an event dependency (follow event dependencies), a fence the GPU
 already passed (opportunistic), or by encoding a SEM_ACQUIRE on that fence
-(internal dependencies). Host synchronizations observe completed frees and
-return fully free chunks above the release threshold to the device.
+(internal dependencies; the freeing stream may be destroyed by then: its
+semaphore stays while the acquire is queued, driver/fence.py). Host
+synchronizations observe completed frees and return fully free chunks
+above the release threshold to the device. Destroying a pool returns at
+once; its chunks go back once no block is outstanding and every free has
+retired.
 
 Deliberately not done: a pool of one device used from a stream of another
 (the rings of one GPU cannot order another GPU's page tables) maps at once
@@ -257,7 +261,7 @@ class MemPool:
                 self.gpu.memory.map_backed(ptr, size, label="stream-ordered allocation")
             return ptr
         for p in deps:
-            stream.wait_for(p.semaphore.address, p.fence, p.stream.channel.id)
+            stream.wait_for(p.semaphore, p.fence)
         stream.submit([C.make(C.Opcode.POOL_ALLOC, address=ptr, size=size)])
         return ptr
 

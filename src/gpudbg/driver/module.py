@@ -11,7 +11,9 @@ A launch is what a real driver does with a QMD: validate the configuration
 against the device limits and the kernel's footprint, write the launch
 descriptor and the packed parameters into one LAUNCH allocation in device
 memory, and push a LAUNCH command that points at it; the allocation is freed
-when the launch's fence retires. Nothing here executes code.
+when the launch's fence retires. Nothing here executes code. Unloading
+returns at once and invalidates the handle; the code and globals go once
+the work queued before it has retired (CUDA's lifetime rule).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from gpudbg.sim import debug_port, instrument
 from gpudbg.driver import commands as C
 from gpudbg.driver import fatbin as FB
 from gpudbg.driver import launch_config, limits
+from gpudbg.driver.graph import _MarkerFence
 from gpudbg.driver.jit_options import JitOptions
 from gpudbg.driver.linker import LinkedImage
 from gpudbg.driver.params import pack_params, unpack_extra
@@ -95,20 +98,39 @@ class Module:
         return g
 
     def unload(self, sync: bool = True) -> None:
+        """mcModuleUnload: returns at once and invalidates the handle; the
+        code and globals stay until every launch or copy queued in the
+        context so far has retired (work already queued may use them).
+        `sync` is accepted for old callers and changes nothing."""
         ctx = self.context
-        if self.unloaded:
-            raise EngineError(CUresult.CUDA_ERROR_NOT_FOUND, f"{self!r} is already unloaded")
-        if sync:
-            ctx.wait_idle_quietly()   # kernels of this module may still be queued
+        with ctx.lock:
+            if self.unloaded:
+                raise EngineError(CUresult.CUDA_ERROR_NOT_FOUND, f"{self!r} is already unloaded")
+            self.unloaded = True
+            if self in ctx.modules:
+                ctx.modules.remove(self)
+            queued = _MarkerFence(_context_marker(ctx))
+        ctx.defer(queued, 0, self._release)
+        ctx.reap()
+
+    def _release(self) -> None:
+        """Unregister the code and free the globals (no queued work uses them)."""
+        ctx = self.context
         if debug_port.attached() is not None:   # "about to be unloaded": its code is still there
             debug_port.notify("module_unloaded", ctx.gpu, self.loaded.program, self.name)
         for f in self.functions.values():
             ctx.gpu.unregister_function(f.kernel)
         with ctx.gpu.cv:
             self.loaded.unload()
-        self.unloaded = True
-        if self in ctx.modules:
-            ctx.modules.remove(self)
+
+
+def _context_marker(ctx: Any) -> Any:
+    """Everything queued in the context so far (every stream's last fence)."""
+    from gpudbg.driver.fence import Marker
+    m = Marker()
+    for s in ctx.all_streams():
+        m = m.merged(s.channel.marker())
+    return m
 
 
 # ------------------------------------------------------------------ function attributes

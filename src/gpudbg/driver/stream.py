@@ -16,6 +16,14 @@ become a graph node (driver/capture.py) instead of being pushed, and every
 API that encodes work (launch, copy, memset, stream memory op) is captured
 without knowing about graphs.
 
+Lifetime: a stream destroyed while work is queued becomes a zombie of its
+context (driver/context.py) until its channel is idle; a handle resolved
+before another thread destroyed it is refused at submission
+(CUDA_ERROR_INVALID_HANDLE), never pushed into a closed channel. Every
+acquire of another channel's fence pins that semaphore (driver/fence.py) so
+it outlives its stream as long as the acquire is queued; a fence of another
+device is waited through a proxy semaphore (driver/relay.py).
+
 Priority: lower numbers are higher priority, clamped to [PRIORITY_GREATEST,
 PRIORITY_LEAST] (what mcDeviceGetStreamPriorityRange reports). It is copied
 to the channel, and the front end serves the runnable channel of highest
@@ -29,8 +37,9 @@ import itertools
 from typing import Any, Sequence
 
 from gpudbg.driver import commands as C
-from gpudbg.driver.channel import Channel
-from gpudbg.driver.fence import Marker
+from gpudbg.driver.channel import Channel, ChannelClosedError
+from gpudbg.driver.fence import Marker, TrackingSemaphore
+from gpudbg.driver.status import CUresult, EngineError
 
 _ids = itertools.count(1)
 
@@ -104,15 +113,41 @@ class Stream:
             return [ctx.legacy]
         return []
 
-    def _dependencies(self) -> list[C.Command]:
-        deps = []
+    def _dependencies(self) -> tuple[list[C.Command], list[TrackingSemaphore]]:
+        """The implicit acquires, with their semaphores pinned (caller holds
+        the context lock). A source whose semaphore is already released has
+        retired everything: no acquire is needed."""
+        deps, pins = [], []
         for src in self._implicit_sources():
             ch = src.channel
             v = ch.issued
             if v > self.seen.get(ch.id, 0):
-                deps.append(C.make(C.Opcode.SEM_ACQUIRE, address=ch.semaphore.address, value=v))
                 self.seen[ch.id] = v
-        return deps
+                if ch.semaphore.pin():
+                    deps.append(C.make(C.Opcode.SEM_ACQUIRE, address=ch.semaphore.address, value=v))
+                    pins.append(ch.semaphore)
+        return deps, pins
+
+    def _check_usable(self) -> None:
+        """A handle destroyed by another thread after it was resolved."""
+        if self.context.destroyed:
+            raise EngineError(CUresult.CUDA_ERROR_CONTEXT_IS_DESTROYED, f"{self.context!r} was destroyed")
+        if self.destroyed or self.channel.closed:
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed")
+
+    def _push(self, commands: list[C.Command], pins: list[TrackingSemaphore]) -> int:
+        """Push after the implicit dependencies (caller holds the context lock)."""
+        try:
+            self._check_usable()
+        except BaseException:
+            for p in pins:
+                p.unpin()
+            raise
+        deps, dep_pins = self._dependencies()
+        try:
+            return self.channel.push(deps + commands, dep_pins + pins)
+        except ChannelClosedError:
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed") from None
 
     def submit(self, commands: Sequence[C.Command]) -> int:
         """Enqueue work in stream order; returns the fence of its completion.
@@ -123,22 +158,79 @@ class Stream:
             if self.capture is not None:
                 capture.record_commands(self, list(commands))
                 return self.channel.issued
+            self._check_usable()
             capture.check_implicit(self, commands)
-            return self.channel.push(self._dependencies() + list(commands))
+            return self._push(list(commands), [])
 
-    def wait_for(self, semaphore_address: int, value: int, channel_id: int | None = None) -> int:
-        """Order later work of this stream after another fence (stream wait event)."""
+    def wait_for(self, semaphore: "TrackingSemaphore | int", value: int) -> int:
+        """Order later work of this stream after a fence of another channel
+        (stream wait event, pool reuse), on the GPU. A TrackingSemaphore is
+        pinned until the acquire has run; one of another device is waited
+        through a relay (driver/relay.py). A plain address is the caller's
+        own memory (kept alive by the caller)."""
         with self.context.lock:
-            if self.capture is not None:
-                return self.submit([C.make(C.Opcode.SEM_ACQUIRE, address=semaphore_address, value=value)])
-            if channel_id is not None:
-                if value <= self.seen.get(channel_id, 0):
-                    return self.channel.issued
-                self.seen[channel_id] = value
-            from gpudbg.driver import capture
+            if isinstance(semaphore, int):
+                acquire = C.make(C.Opcode.SEM_ACQUIRE, address=semaphore, value=value)
+                if self.capture is not None:
+                    return self.submit([acquire])
+                self._check_usable()
+                from gpudbg.driver import capture
+                capture.check_implicit(self)
+                return self._push([acquire], [])
+            return self._wait_for_semaphore(semaphore, value)
+
+    def _wait_for_semaphore(self, sem: TrackingSemaphore, value: int) -> int:
+        from gpudbg.driver import capture
+        owner = getattr(sem, "channel", None)
+        channel_id = owner.id if owner is not None else None
+        if self.capture is None:
+            self._check_usable()
+            if channel_id is not None and value <= self.seen.get(channel_id, 0):
+                return self.channel.issued
+        if owner is not None and owner.gpu is not self.context.gpu:
+            return self._wait_across_devices(sem, value, channel_id)
+        if not sem.pin():
+            if channel_id is not None and self.capture is None:
+                self.seen[channel_id] = max(self.seen.get(channel_id, 0), value)
+            return self.channel.issued        # released: the fence retired long ago
+        acquire = C.make(C.Opcode.SEM_ACQUIRE, address=sem.address, value=value)
+        if self.capture is not None:
+            try:
+                capture.record_commands(self, [acquire])
+            except BaseException:
+                sem.unpin()
+                raise
+            capture.adopt(self, sem.unpin)     # the graph's replays read it: it keeps the pin
+            return self.channel.issued
+        try:
             capture.check_implicit(self)
-            return self.channel.push(self._dependencies()
-                                     + [C.make(C.Opcode.SEM_ACQUIRE, address=semaphore_address, value=value)])
+        except BaseException:
+            sem.unpin()
+            raise
+        if channel_id is not None:
+            self.seen[channel_id] = value
+        return self._push([acquire], [sem])
+
+    def _wait_across_devices(self, sem: TrackingSemaphore, value: int, channel_id: int | None) -> int:
+        """Another GPU's fence: acquire a proxy semaphore of this GPU that a
+        relay sets once the fence retires."""
+        from gpudbg.driver import capture, relay
+        with sem.cv:
+            if sem.reached(value):
+                return self.channel.issued
+        proxy = relay.watch(sem, value, self.context.gpu)
+        acquire = C.make(C.Opcode.SEM_ACQUIRE, address=proxy.base, value=1)
+        try:
+            if self.capture is None:
+                capture.check_implicit(self)
+            fence = self.submit([acquire])
+        except BaseException:
+            relay.cancel(proxy, self.context.gpu)
+            raise
+        self.context.defer_free(self, fence, proxy)
+        if channel_id is not None and self.capture is None:
+            self.seen[channel_id] = value
+        return fence
 
     # ------------------------------------------------------------ completion
     def marker(self) -> Marker:
@@ -152,8 +244,9 @@ class Stream:
         return m
 
     def done(self) -> bool:
+        m = self.marker()      # outside the GPU lock: the context lock comes first
         with self.context.gpu.cv:
-            return self.marker().reached()
+            return m.reached()
 
     def wait(self) -> Marker:
         m = self.marker()
