@@ -48,7 +48,12 @@ def test_priorities_are_clamped_and_reported(legacy_mode):
     assert mc.mcStreamGetPriority(object()) == (E.mcErrorInvalidResourceHandle, None)
 
 
-def test_front_end_serves_the_higher_priority_stream_first(legacy_mode):
+def test_front_end_serves_the_higher_priority_stream_first(legacy_mode, monkeypatch):
+    # kernels of different streams run concurrently; priority decides who
+    # gets the compute engine first when they compete for it (one slot here)
+    from gpudbg.sim.engines import EngineKind
+    compute = get_engine().current_device().gpu.frontend.engines[EngineKind.COMPUTE]
+    monkeypatch.setattr(compute, "limit", lambda: 1)
     k = fake_kernels()
     _, lo = mc.mcStreamCreateWithPriority(1, 0)       # created first: round-robin would pick it
     _, hi = mc.mcStreamCreateWithPriority(1, -3)

@@ -4,16 +4,19 @@ Every blocking host wait on fences (stream/event/device synchronize, a
 synchronous copy) goes through `wait`. It waits on the GPU's condition as
 before, but if the waited fences make no progress for GPUDBG_HANG_TIMEOUT
 seconds (default 60; 0/off disables) while the GPU can make none either (no
-command executing, every non-empty channel's head waiting on a semaphore or
-value: sim/frontend.py `blocked_heads`), nothing can ever release them: that
-is a hang. Then, as a kernel's hang recovery does, it latches the hang in the
-GPU's fault registers, writes a devcoredump when dumping is on
-(dump/devcoredump/capture.py), and stops the waiting channels' group with
-mcErrorLaunchTimeout, which becomes the context's sticky error and wakes
-the waiter. The one idea is to judge progress by the GPU's own counters
-(commands retired, the command executing), so a long kernel or copy is never
-a hang here; a kernel that runs too long is stopped by the executor's
-kernel watch (sim/kernel_watch.py) with the same GPUDBG_HANG_TIMEOUT. It
+engine executing a command, every non-empty channel's head waiting on a
+semaphore or value: sim/frontend.py `blocked_heads`), nothing can ever
+release them: that is a hang. Then, as a kernel's hang recovery does, it
+latches the hang in the GPU's fault registers, writes a devcoredump when
+dumping is on (dump/devcoredump/capture.py), and stops the waiting
+channels' group with mcErrorLaunchTimeout, which becomes the context's
+sticky error and wakes the waiter. The one idea is to judge progress by the
+GPU's own counters: with copy engines and concurrent kernels several
+commands execute at once, and any of them starting or retiring is progress
+(`Frontend.progress_token`), so a long kernel or copy is never a hang here;
+a kernel that runs too long is stopped by the executor's kernel watch
+(sim/kernel_watch.py, one per running kernel) with the same
+GPUDBG_HANG_TIMEOUT, after which a wait stuck behind it is judged again. It
 does not detect a host callback that never returns while the GPU is busy
 elsewhere, nor waits with an explicit timeout.
 """
@@ -72,7 +75,7 @@ def _channels(entries: Entries) -> list[Any]:
 
 def _progress(channels: list[Any]) -> tuple:
     gpus = {id(ch.gpu): ch.gpu for ch in channels}
-    return tuple((g.frontend.commands_executed, id(g.frontend.busy)) for g in gpus.values()) + \
+    return tuple(g.frontend.progress_token() for g in gpus.values()) + \
         tuple(ch.semaphore.completed for ch in channels)
 
 

@@ -12,7 +12,12 @@ parked threads cannot be released, the block is deadlocked and reported.
 
 Blocks are placed on SMs and warp slots by the occupancy rules of the device
 model, round-robin over SMs as hardware distributes them; a grid larger
-than one wave runs in successive waves. What it deliberately does not do:
+than one wave runs in successive waves. Grids of different streams run at
+the same time on their own engine threads (sim/engines.py) and share the
+SMs: each wave acquires its blocks' capacity from the GPU's SM pool
+(sim/sm_pool.py), runs as many of its blocks as fit beside the other
+resident grids (all of them when the grid is alone, the case that costs
+nothing extra), and releases them; a grid that finds no room waits. What it deliberately does not do:
 model timing, caches or memory ordering between threads of a wave (all
 memory operations happen in one global order, which is one legal outcome).
 
@@ -25,17 +30,19 @@ started at each pc and looks at the clock every CHECK_STEPS steps.
 """
 from __future__ import annotations
 
+import dataclasses
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
-from gpudbg.sim import debug_port, instrument, launch_limits, schedule
+from gpudbg.sim import debug_port, engines, instrument, kernel_watch, launch_limits, schedule, sm_pool
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
-from gpudbg.sim.wave import LaunchResources, WaveExecution, build_waves, local_size_for
+from gpudbg.sim.wave import WARP, LaunchResources, WaveExecution, build_waves, local_size_for
 
 DEFAULT_BUDGET = None   # no instruction budget: GPUDBG_HANG_TIMEOUT stops runaway kernels
 
@@ -65,12 +72,14 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     """Run a whole grid to completion, or raise KernelFault."""
     grid = tuple(int(g) for g in grid)
     block = tuple(int(b) for b in block)
+    job = engines.current_job()
     try:
         budget = instruction_budget(gpu)
-        watch = KernelWatch.for_launch(budget)
+        watch = (_JobWatch if job is not None else KernelWatch).for_launch(budget)
         order = schedule.for_launch()
     except (LaunchSettingError, schedule.ScheduleError) as e:
         raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
+    watch.job = job
     if budget is None:
         budget = UNLIMITED
     launch_limits.begin_launch(gpu)
@@ -78,52 +87,135 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     steps = 0
     cycles = 0
     plan = build_waves(gpu.model, function, grid, block, shared_bytes)
-    res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
+    res = _checkout_resources(gpu, plan, function, shared_bytes)
+    pool = sm_pool.pool_for(gpu)
+    shape = sm_pool.BlockShape.of(gpu.model, plan.threads_per_block, function.num_regs,
+                                  function.static_shared + int(shared_bytes), plan.blocks_per_sm)
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
-    if port is not None:
-        port.kernel_ready(function, grid, block, shared_bytes, params, grid_id)
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
-    if tap is not None:
-        launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
-        tap.launch_begin(launch)
     failure: BaseException | None = None
+    nwaves = len(plan.waves)
+    wave_index = 0
     try:
+        if port is not None:
+            port.kernel_ready(function, grid, block, shared_bytes, params, grid_id)
+        if tap is not None:
+            launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
+            tap.launch_begin(launch)
         with np.errstate(all="ignore"):
-            for wave_index, wave_blocks in enumerate(plan.waves):
-                X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
-                                  wave_blocks, plan, budget - total, res)
-                X.observer = observer
-                X.tap = tap if tap is not None and tap.observes_execution else None
-                if tap is not None:
-                    tap.wave_begin(X)
-                try:
-                    if port is None:
-                        visits = watch.start_wave(X, wave_index, len(plan.waves))
-                        run_wave(X, watch, visits, order)
-                    else:
-                        port.run_wave(X)
-                    if tap is not None:
-                        tap.wave_end(X)
-                finally:
-                    total += X.thread_instructions
-                    steps += X.steps
-                    cycles += X.cycles
-                    gpu_clock_advance(gpu, X.cycles)
-                    X.flush_printf()
+            for wave_blocks in plan.waves:
+                while len(wave_blocks):
+                    # the blocks that fit beside the other grids resident now (all, when alone)
+                    placement = pool.acquire(watch, shape, len(wave_blocks),
+                                             lambda: _abort_waiting(watch, function, port))
+                    try:
+                        if placement.count < len(wave_blocks):
+                            blocks, wave_blocks = wave_blocks[:placement.count], wave_blocks[placement.count:]
+                            nwaves += 1
+                        else:
+                            blocks, wave_blocks = wave_blocks, wave_blocks[:0]
+                        X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
+                                          blocks, plan, budget - total, res)
+                        if not placement.default:
+                            place(X, placement)
+                        X.observer = observer
+                        X.tap = tap if tap is not None and tap.observes_execution else None
+                        if tap is not None:
+                            tap.wave_begin(X)
+                        try:
+                            if port is None:
+                                visits = watch.start_wave(X, wave_index, nwaves)
+                                run_wave(X, watch, visits, order)
+                            else:
+                                port.run_wave(X)
+                            if tap is not None:
+                                tap.wave_end(X)
+                        finally:
+                            total += X.thread_instructions
+                            steps += X.steps
+                            cycles += X.cycles
+                            gpu_clock_advance(gpu, X.cycles)
+                            X.flush_printf()
+                    finally:
+                        pool.release(placement)
+                    wave_index += 1
     except BaseException as e:
         failure = e
         raise
     finally:
+        _return_resources(gpu, res)
         if port is not None:
-            port.kernel_finished()
-        if tap is not None:
+            port.kernel_finished(grid_id)
+        if tap is not None and launch is not None:
             tap.launch_end(launch, failure)
-    return LaunchStats(total, len(plan.waves), plan.blocks_per_sm, steps, cycles)
+    return LaunchStats(total, wave_index, plan.blocks_per_sm, steps, cycles)
+
+
+class _JobWatch(KernelWatch):
+    """The kernel watch of a launch running on an engine worker: it also
+    stops the launch when the front end aborts its job (its context
+    failed or was reset, the GPU shut down)."""
+
+    job = None
+
+    def check(self, X) -> None:
+        reason = self.job.abort
+        if reason is not None:
+            raise LaunchAborted(f"kernel {X.function.name} was stopped: {reason}")
+        KernelWatch.check(self, X)
+
+
+def _abort_waiting(watch: KernelWatch, function, port) -> None:
+    """While a grid waits for SM capacity: give up when its job was
+    aborted, Ctrl-C cancelled the kernels, or the debugger killed it."""
+    job = getattr(watch, "job", None)
+    if job is not None and job.abort is not None:
+        raise LaunchAborted(f"kernel {function.name} was stopped while waiting for SMs: {job.abort}")
+    reason = kernel_watch.cancelled()
+    if reason is not None:
+        raise LaunchAborted(f"kernel {function.name} was interrupted ({reason}) while waiting for SMs")
+    if port is not None and port.killed:
+        raise LaunchAborted("the launch was killed by the debugger")
+
+
+def place(X: WaveExecution, placement: sm_pool.Placement) -> None:
+    """Give the wave the SMs and warp slots its blocks were placed on (the
+    layout's default placement assumes the GPU is otherwise empty)."""
+    L = X.layout
+    spb = L.slots_per_block
+    sm = np.repeat(placement.block_sm, spb)
+    warp = np.repeat(placement.block_warps.reshape(-1), WARP)[:len(sm)]
+    X.layout = dataclasses.replace(L, sm=sm, warp=warp, block_sm=placement.block_sm)
+
+
+_resources_lock = threading.Lock()
+
+
+def _checkout_resources(gpu, plan, function, shared_bytes: int):
+    """The launch's reusable arrays (wave.py LaunchResources), never the
+    set another grid running concurrently is using."""
+    with _resources_lock:
+        busy = getattr(gpu, "_resources_busy", None)
+        if busy is None:
+            busy = gpu._resources_busy = set()
+        cached = getattr(gpu, "_launch_resources", None)
+        if cached is not None and id(cached[1]) in busy:
+            gpu._launch_resources = None     # in use: this launch makes (and caches) its own
+        res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
+        busy.add(id(res))
+        return res
+
+
+def _return_resources(gpu, res) -> None:
+    with _resources_lock:
+        gpu._resources_busy.discard(id(res))
 
 
 def gpu_clock_advance(gpu, cycles: int) -> None:
-    gpu.clock_cycles = getattr(gpu, "clock_cycles", 0) + int(cycles)
+    lock = getattr(gpu, "cv", None) or _resources_lock   # the front end charges commands under gpu.cv
+    with lock:
+        gpu.clock_cycles = getattr(gpu, "clock_cycles", 0) + int(cycles)
 
 
 def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:

@@ -1,23 +1,35 @@
-"""The simulated GPU's front end (host interface + PBDMA): one device thread
-that reads commands out of channel rings and executes them.
+"""The simulated GPU's front end (host interface + PBDMA): one scheduler
+thread that reads commands out of channel rings, executes the quick ones
+itself and hands the long ones to the engines (sim/engines.py).
 
 Scheduling: channels whose head command is runnable are served by stream
-priority (a channel's `priority`, lower number first, as CUDA's), round-robin
-among equal priorities, one command at a time; an unsatisfied SEM_ACQUIRE or
-WAIT_VALUE blocks only its own channel. A blocked WAIT_VALUE is re-checked
-after every command and doorbell, and also every VALUE_POLL_S, since a host
-store through a pinned host_view rings no doorbell. Executed work advances
-the device clock by sim/timing.py's cost model; TIMESTAMP stores it. Every pointer update and semaphore write happens under the GPU's
+priority (a channel's `priority`, lower number first), round-robin among
+equal priorities; an unsatisfied SEM_ACQUIRE or WAIT_VALUE blocks only its
+own channel. Quick commands (semaphores, notifications, stream memory
+operations, timestamps, launch limits, pool map/unmap) execute on the
+scheduler thread under the GPU's condition. A long command (a kernel on the
+COMPUTE engine; a copy or memset on a COPY engine) becomes a Job on a
+worker thread; its channel is not picked again until the job retires
+(stream order), while every other channel keeps going: a copy, a
+mcStreamWriteValue32 or a kernel on stream B runs while a kernel of stream
+A spins waiting for it, as on a GPU with copy engines and concurrent
+kernels (how grids share the SMs: sim/sm_pool.py). A head whose engine
+class has no free worker waits. A blocked WAIT_VALUE is re-checked after
+every command and doorbell, and also every VALUE_POLL_S, since a host store
+(or a running kernel) changes memory without ringing a doorbell. Executed
+work advances the device clock by sim/timing.py's cost model; TIMESTAMP
+stores it. Every pointer update and semaphore write happens under the GPU's
 condition variable, followed by notify_all, so host waiters (fences, ring
-space) wake exactly when something changed; with nothing runnable the thread
-sleeps on the same condition until a doorbell. Long work (a kernel, a big
-copy) runs outside the lock so the host can keep submitting.
+space) wake exactly when something changed; with nothing runnable the
+scheduler sleeps on the same condition.
 
 Errors: a KernelFault, a bad command or an illegal copy address stops the
 whole channel group (context): pending commands are discarded, each
 channel's tracking semaphore is set to the last value its discarded work
-would have released, the error is recorded on the semaphores, and the
-GPU's fault listeners are told. The front end never raises into the host.
+would have released, the error is recorded on the semaphores, the group's
+other running jobs are told to abort (a kernel stops at its next watch
+check), and the GPU's fault listeners are told. The front end never raises
+into the host.
 """
 from __future__ import annotations
 
@@ -32,6 +44,8 @@ from gpudbg.driver.fence import ChannelError
 from gpudbg.driver.status import CUresult
 from gpudbg.sim import launch_limits, timing
 from gpudbg.sim import copy_engine
+from gpudbg.sim.engines import (ENGINE_OF, MAX_CONCURRENT_KERNELS, DeviceThreads, Engine, EngineKind, Job,
+                               current_job)
 from gpudbg.sim.memory.spaces import AccessType
 from gpudbg.sim import debug_port
 from gpudbg.sim.debug_port import LaunchAborted
@@ -59,6 +73,7 @@ FAULT_CODES: dict[CUDBGException, CUresult] = {
 QUICK_OPCODES = frozenset({C.Opcode.SEM_RELEASE, C.Opcode.SEM_ACQUIRE, C.Opcode.NOP, C.Opcode.HOST_NOTIFY,
                            C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE, C.Opcode.TIMESTAMP,
                            C.Opcode.SET_LAUNCH_LIMITS})
+INLINE_OPCODES = frozenset({C.Opcode.POOL_ALLOC, C.Opcode.POOL_FREE})   # charged like long work, run inline
 # WAIT_VALUE flags, as CUDA's CU_STREAM_WAIT_VALUE_*.
 WAIT_VALUE_GEQ, WAIT_VALUE_EQ, WAIT_VALUE_AND, WAIT_VALUE_NOR = 0, 1, 2, 3
 WAIT_VALUE_FLUSH = 1 << 30
@@ -91,36 +106,64 @@ class Frontend:
         self.cv: threading.Condition = gpu.cv
         self.channels: list[Any] = []
         self._rr = 0
-        self.busy: Any = None          # channel whose command is executing
+        self.executing: dict[Any, Job] = {}   # channel -> its head, running on an engine
         self._killing: set[int] = set()  # groups being reset: schedule nothing from them
         self._stop = False
-        self._thread: threading.Thread | None = None
+        self._started = False
         self.commands_executed = 0
         self._value_blocked = False    # a WAIT_VALUE head was unsatisfied at the last pick
+        self.engines = {EngineKind.COPY: Engine(EngineKind.COPY, self._copy_engines),
+                        EngineKind.COMPUTE: Engine(EngineKind.COMPUTE, self._kernel_slots)}
+        self.threads = DeviceThreads(self.cv, f"gpudbg-gpu{gpu.ordinal}", self._lead, self._work)
+
+    def _copy_engines(self) -> int:
+        return max(1, int(getattr(self.gpu.model, "async_engine_count", 1) or 1))
+
+    @staticmethod
+    def _kernel_slots() -> int:
+        return MAX_CONCURRENT_KERNELS
+
+    @property
+    def busy(self) -> Any:
+        """A channel whose command is executing (the first), or None."""
+        return next(iter(self.executing), None)
+
+    def is_executing(self, channel: Any) -> bool:
+        return channel in self.executing
+
+    def progress_token(self) -> tuple:
+        """Changes whenever a command retires or an engine starts or ends a
+        job (caller holds cv): the hang watchdog's notion of progress."""
+        return (self.commands_executed, tuple(sorted(id(j) for j in self.executing.values())))
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> None:
         with self.cv:
-            if self._thread is not None:
+            if self._started:
                 return
             self._stop = False
-            self._thread = threading.Thread(target=self._run, daemon=True,
-                                            name=f"gpudbg-gpu{self.gpu.ordinal}-frontend")
-            self._thread.start()
+            self._started = True
+            self.threads.start()
 
     def stop(self) -> None:
+        """Stop scheduling, abort running kernels and wait for every thread."""
         with self.cv:
             self._stop = True
+            for job in self.executing.values():
+                if job.abort is None:
+                    job.abort = "the device was shut down"
             self.cv.notify_all()
-            t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join()
+            threads = self.threads.stop()
+        me = threading.current_thread()
+        for t in threads:
+            if t is not me:
+                t.join()
         with self.cv:
-            self._thread = None
+            self._started = False
 
     @property
     def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return self._started and not self._stop and self.threads.alive
 
     def attach(self, channel: Any) -> None:
         with self.cv:
@@ -130,42 +173,96 @@ class Frontend:
 
     def detach(self, channel: Any) -> None:
         with self.cv:
-            self.cv.wait_for(lambda: self.busy is not channel)
+            self.cv.wait_for(lambda: channel not in self.executing)
             if channel in self.channels:
                 self.channels.remove(channel)
             self.cv.notify_all()
 
     # ------------------------------------------------------------ scheduling
-    def _run(self) -> None:
-        while True:
-            with self.cv:
+    def _lead(self) -> Job | None:
+        """The scheduling loop, run by the leading device thread: quick
+        commands execute here; the first long one is returned as a Job for
+        this thread to execute, after another thread was made leader. None
+        when the GPU stops."""
+        with self.cv:
+            while True:
                 pick = None
                 while pick is None:
                     if self._stop:
-                        return
+                        return None
                     pick = self._pick()
                     if pick is None:
                         # A blocked WAIT_VALUE may be released by a direct host
-                        # write to pinned memory, which rings no doorbell: re-check
-                        # it after a bounded poll interval (mc* writes notify).
+                        # write to pinned memory or by a running kernel, which
+                        # ring no doorbell: re-check it after a bounded poll
+                        # interval (mc* writes and retiring commands notify).
                         self.cv.wait(VALUE_POLL_S if self._value_blocked else None)
                 channel, offset, cmd = pick
-                if cmd.opcode in QUICK_OPCODES:
-                    error = self._execute_quick(channel, cmd)
+                kind = ENGINE_OF.get(cmd.opcode)
+                if kind is None:
+                    error = self._execute_inline(channel, cmd)
                     self._retire(channel, offset, cmd, error)
                     continue
-                self.busy = channel
+                job = Job(channel, offset, cmd, kind)
+                self.executing[channel] = job
+                self.engines[kind].running += 1
+                self.threads.promote()
                 self.cv.notify_all()
-            error = self._execute_slow(channel, cmd)
+                return job
+
+    def _execute_inline(self, channel: Any, cmd: C.Command) -> ChannelError | None:
+        if cmd.opcode in QUICK_OPCODES:
+            return self._execute_quick(channel, cmd)
+        return self._execute_slow(channel, cmd)   # pool map/unmap, unknown opcodes
+
+    def _work(self, job: Job) -> None:
+        """A device thread executes a job off the lock, retires it, and goes
+        on with its channel's next commands while they need no waiting: the
+        quick ones run here and a next command for the same engine stays on
+        this thread (no hand-off between the kernels of one stream)."""
+        while True:
+            error = self._execute_slow(job.channel, job.cmd)
             with self.cv:
-                self.busy = None
-                self._retire(channel, offset, cmd, error)
+                self._retire(job.channel, job.offset, job.cmd, error)
+                nxt = self._follow_on(job) if error is None else None
+                if nxt is None:
+                    self.executing.pop(job.channel, None)
+                    self.engines[job.kind].running -= 1
+                    self.cv.notify_all()
+                    return
+                job.offset, job.cmd = nxt
+
+    def _follow_on(self, job: Job) -> tuple[int, C.Command] | None:
+        """After `job` retired (caller holds cv): run its channel's ready
+        quick commands, and return the next command if it is for the same
+        engine; None hands the channel back to the scheduler."""
+        ch = job.channel
+        ring = ch.ring
+        while not (self._stop or job.abort is not None or ring.empty() or ch.group in self._killing
+                   or ch.semaphore.error is not None):
+            try:
+                cmd = ring.decode_at(ring.get)
+            except C.CommandDecodeError:
+                return None
+            if ENGINE_OF.get(cmd.opcode) is job.kind:
+                return ring.get, cmd
+            if cmd.opcode not in QUICK_OPCODES or self.waiting(ch, cmd):
+                return None
+            offset = ring.get
+            self._retire(ch, offset, cmd, self._execute_quick(ch, cmd))
+        return None
 
     def _retire(self, channel: Any, offset: int, cmd: C.Command, error: ChannelError | None) -> None:
         """Advance get past a finished command (caller holds cv)."""
         self.commands_executed += 1
-        if error is not None:
+        if error is None and cmd.opcode not in QUICK_OPCODES:
+            timing.charge(self.gpu, cmd.opcode.name, cmd.fields)
+        if error is not None and channel.group in self._killing:
+            self._discard(channel)   # a reset aborted it: nothing faulted
+        elif error is not None:
             self.fault_group(channel.group, error)
+        elif channel.semaphore.error is not None:
+            self._discard(channel)   # its group failed while the command ran: nothing after it runs
         else:
             channel.ring.get = (offset + cmd.size_words) % channel.ring.size
         self.cv.notify_all()
@@ -173,14 +270,16 @@ class Frontend:
     def _pick(self) -> tuple[Any, int, C.Command] | None:
         """The next runnable head command (caller holds cv): the channel of
         highest stream priority (lowest number) among runnable ones,
-        round-robin among equals."""
+        round-robin among equals. A channel with a command on an engine,
+        or whose head needs an engine with no free worker, waits."""
         n = len(self.channels)
         best: tuple[int, int, Any, int, C.Command] | None = None
         self._value_blocked = False
+        executing = self.executing
         for k in range(n):
             ch = self.channels[(self._rr + k) % n]
             ring = ch.ring
-            if ring.empty() or ch.group in self._killing:
+            if ring.empty() or ch.group in self._killing or ch in executing:
                 continue
             if ch.semaphore.error is not None:
                 self._discard(ch)   # late pushes to a dead channel retire at once
@@ -196,6 +295,9 @@ class Frontend:
                 continue
             if cmd.opcode is C.Opcode.WAIT_VALUE and not self._value_ready(cmd):
                 self._value_blocked = True
+                continue
+            kind = ENGINE_OF.get(cmd.opcode)
+            if kind is not None and not self.engines[kind].free():
                 continue
             prio = getattr(ch, "priority", 0)
             if best is None or prio < best[0]:
@@ -221,9 +323,9 @@ class Frontend:
 
     def blocked_heads(self) -> list[tuple[Any, int, C.Command]] | None:
         """For hang detection (caller holds cv): (channel, rptr, head) of every
-        channel whose head waits, or None when the GPU can make progress (a
-        command executing, or a head that can run)."""
-        if self.busy is not None:
+        channel whose head waits, or None when the GPU can make progress (any
+        engine executing a command, or a head that can run)."""
+        if self.executing:
             return None
         out = []
         for ch in self.channels:
@@ -286,7 +388,6 @@ class Frontend:
                 self._launch(cmd.descriptor)
             elif cmd.opcode in (C.Opcode.POOL_ALLOC, C.Opcode.POOL_FREE):
                 self._pool_command(cmd)
-            timing.charge(self.gpu, cmd.opcode.name, cmd.fields)
             return None
         except KernelFault as kf:
             from gpudbg.dump.coredump import on_kernel_fault
@@ -361,6 +462,9 @@ class Frontend:
                               f"launch of unknown code address 0x{d['code_address']:x}")
         params = bytes(mem.view(d["param_address"], d["param_size"])) if d["param_size"] else b""
         self.gpu.launch_host_tid = d["host_tid"]   # who launched it, for the debugger
+        job = current_job()
+        if job is not None:
+            job.host_tid = d["host_tid"]
         stats = self.gpu.executor(self.gpu, function, (d["grid_x"], d["grid_y"], d["grid_z"]),
                                   (d["block_x"], d["block_y"], d["block_z"]), d["shared_bytes"],
                                   params, d["grid_id"])
@@ -390,13 +494,21 @@ class Frontend:
         last = max(last, sem.issued)
         sem._word[0] = last
 
+    def _abort_group(self, group: int, reason: str) -> None:
+        """Tell the group's running jobs to stop (caller holds cv)."""
+        for ch, job in self.executing.items():
+            if ch.group == group and job.abort is None:
+                job.abort = reason
+
     def fault_group(self, group: int, error: ChannelError) -> None:
-        """Stop every channel of a group (caller holds cv)."""
+        """Stop every channel of a group (caller holds cv); its kernels still
+        running on other channels are aborted."""
         for ch in self.channels:
             if ch.group == group:
                 if ch.semaphore.error is None:
                     ch.semaphore.error = error
                 self._discard(ch)
+        self._abort_group(group, "its context failed: " + error.message.split("\n", 1)[0])
         for listener in list(self.gpu.fault_listeners):
             try:
                 listener(group, error)
@@ -405,12 +517,14 @@ class Frontend:
         self.cv.notify_all()
 
     def kill_group(self, group: int, error: ChannelError) -> None:
-        """Reset: wait for the group's in-flight command, then discard its
-        pending work (no fault listeners: nothing faulted)."""
+        """Reset: stop the group's running commands (kernels abort at their
+        next check; copies finish), then discard its pending work (no fault
+        listeners: nothing faulted)."""
         with self.cv:
             self._killing.add(group)
             try:
-                self.cv.wait_for(lambda: self.busy is None or self.busy.group != group)
+                self._abort_group(group, "its context was reset")
+                self.cv.wait_for(lambda: not any(ch.group == group for ch in self.executing))
             finally:
                 self._killing.discard(group)
             for ch in self.channels:

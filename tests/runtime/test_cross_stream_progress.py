@@ -1,0 +1,175 @@
+"""Issue 14, finding 4: a kernel spinning on a flag is released by work on
+another stream (a copy, a stream memory write, another kernel), as on a GPU
+with copy engines and concurrent kernels; stream order and event semantics
+are unchanged.
+
+Each consumer first tells the host (through pinned memory) that it is
+spinning, and only then does the host enqueue the releasing work, so the
+releasing command can only run beside the kernel: with one command at a
+time per GPU it would wait behind the kernel forever. GPUDBG_HANG_TIMEOUT
+is short, so such a regression fails (the kernel watch stops the consumer
+with mcErrorLaunchTimeout) instead of hanging the suite.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from gpudbg.driver.engine import get_engine
+from gpudbg.runtime import mc
+from gpudbg.runtime.errors import mcError_t as E
+
+pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (cuda-bindings) is not installed")
+
+from gpudbg import compile_ptx  # noqa: E402
+
+S = E.mcSuccess
+H2D = mc.mcMemcpyKind.mcMemcpyHostToDevice
+D2H = mc.mcMemcpyKind.mcMemcpyDeviceToHost
+
+SRC = r'''
+__device__ unsigned smid() { unsigned s; asm volatile("mov.u32 %0, %%smid;" : "=r"(s)); return s; }
+__device__ unsigned warpid() { unsigned w; asm volatile("mov.u32 %0, %%warpid;" : "=r"(w)); return w; }
+
+// where[0..1]: the consumer's (smid, warpid); started: pinned host word
+extern "C" __global__ void consumer(volatile unsigned *flag, unsigned *out, volatile unsigned *started,
+                                    unsigned *where) {
+    if (threadIdx.x == 0) { where[0] = smid(); where[1] = warpid(); }
+    __syncthreads();
+    if (threadIdx.x == 0) { *started = 1; __threadfence_system(); }
+    while (*flag == 0) { }
+    out[threadIdx.x] = *flag + threadIdx.x;
+}
+
+extern "C" __global__ void producer(unsigned *flag, unsigned value, unsigned *where) {
+    where[2] = smid(); where[3] = warpid();
+    atomicExch(flag, value);
+}
+
+extern "C" __global__ void add_one(unsigned *x, int n) {
+    for (int i = 0; i < n; ++i) { x[threadIdx.x] += 1; }
+}
+
+extern "C" __global__ void twice(const unsigned *x, unsigned *y) { y[threadIdx.x] = 2 * x[threadIdx.x]; }
+'''
+
+THREADS = 64
+
+
+@pytest.fixture(scope="module")
+def ptx():
+    return compile_ptx(SRC, name="cross_stream.cu")
+
+
+@pytest.fixture
+def dev(real, ptx, monkeypatch):
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "20")
+    err, m = mc.mcModuleLoadData(ptx)
+    assert err == S
+    k = {name: mc.mcModuleGetFunction(m, name)[1] for name in ("consumer", "producer", "add_one", "twice")}
+    err, a = mc.mcStreamCreateWithFlags(1)
+    err2, b = mc.mcStreamCreateWithFlags(1)
+    assert err == err2 == S
+    return k, a, b
+
+
+def _malloc(nbytes: int) -> int:
+    err, p = mc.mcMalloc(nbytes)
+    assert err == S
+    assert mc.mcMemset(p, 0, nbytes) == (S,)
+    assert mc.mcStreamSynchronize(0) == (S,)    # the streams here are non-blocking: no implicit order
+    return p
+
+
+def _pinned_word() -> tuple[int, np.ndarray]:
+    err, p = mc.mcMallocHost(4)
+    assert err == S
+    view = mc.host_view(p, 4, np.uint32)
+    view[0] = 0
+    return p, view
+
+
+def _read(ptr: int, n: int) -> np.ndarray:
+    out = np.zeros(n, np.uint32)
+    assert mc.mcMemcpy(out, ptr, 4 * n, D2H) == (S,)
+    return out
+
+
+def _start_consumer(k, stream):
+    """Launch the consumer on `stream` and wait until it spins."""
+    flag, out, where = _malloc(4), _malloc(4 * THREADS), _malloc(16)
+    started, view = _pinned_word()
+    assert mc.mcLaunchKernel(k["consumer"], 1, THREADS, [flag, out, started, where], 0, stream) == (S,)
+    deadline = time.monotonic() + 20
+    while view[0] == 0:
+        assert time.monotonic() < deadline, "the consumer kernel never started"
+        time.sleep(0.001)
+    assert mc.mcStreamQuery(stream) == (E.mcErrorNotReady,)     # it spins
+    return flag, out, where
+
+
+def _finished(stream, out, value: int) -> None:
+    assert mc.mcStreamSynchronize(stream) == (S,)
+    assert (_read(out, THREADS) == value + np.arange(THREADS)).all()
+
+
+def test_an_async_copy_on_another_stream_releases_a_spinning_kernel(dev):
+    k, a, b = dev
+    flag, out, _ = _start_consumer(k, a)
+    src = np.array([5], np.uint32)
+    assert mc.mcMemcpyAsync(flag, src, 4, H2D, b) == (S,)
+    assert mc.mcStreamSynchronize(b) == (S,)      # the copy finished while the kernel still ran
+    _finished(a, out, 5)
+
+
+def test_a_stream_write_value_on_another_stream_releases_a_spinning_kernel(dev):
+    k, a, b = dev
+    flag, out, _ = _start_consumer(k, a)
+    assert mc.mcStreamWriteValue32(b, flag, 9, 0) == (S,)
+    _finished(a, out, 9)
+
+
+def test_a_kernel_on_another_stream_releases_a_spinning_kernel_both_resident(dev):
+    k, a, b = dev
+    pool_before = get_engine().current_device().gpu
+    flag, out, where = _start_consumer(k, a)
+    assert mc.mcLaunchKernel(k["producer"], 1, 1, [flag, 7, where], 0, b) == (S,)
+    _finished(a, out, 7)
+    assert mc.mcStreamSynchronize(b) == (S,)
+    sm_c, warp_c, sm_p, warp_p = _read(where, 4).tolist()
+    assert (sm_c, warp_c) != (sm_p, warp_p)        # two grids resident: distinct warp slots
+    pool = pool_before.sm_pool
+    assert pool.peak_grids >= 2 and pool.resident_grids == 0
+
+
+def test_stream_order_holds_while_streams_overlap(dev):
+    k, a, b = dev
+    flag, out, _ = _start_consumer(k, a)        # stream a is busy spinning all along
+    x, y = _malloc(4 * 32), _malloc(4 * 32)
+    host = np.zeros(32, np.uint32)
+    for _ in range(3):                          # on b: kernel, kernel, kernel, copy, in order
+        assert mc.mcLaunchKernel(k["add_one"], 1, 32, [x, 5], 0, b) == (S,)
+    assert mc.mcLaunchKernel(k["twice"], 1, 32, [x, y], 0, b) == (S,)
+    assert mc.mcMemcpyAsync(host, y, 4 * 32, D2H, b) == (S,)
+    assert mc.mcStreamSynchronize(b) == (S,)
+    assert (host == 30).all()
+    assert mc.mcStreamQuery(a) == (E.mcErrorNotReady,)
+    assert mc.mcStreamWriteValue32(b, flag, 1, 0) == (S,)
+    _finished(a, out, 1)
+
+
+def test_events_order_streams_as_before_under_concurrency(dev):
+    k, a, b = dev
+    x, y = _malloc(4 * 32), _malloc(4 * 32)
+    err, ev = mc.mcEventCreate()
+    assert err == S
+    assert mc.mcLaunchKernel(k["add_one"], 1, 32, [x, 200], 0, a) == (S,)
+    assert mc.mcEventRecord(ev, a) == (S,)
+    assert mc.mcStreamWaitEvent(b, ev, 0) == (S,)
+    assert mc.mcLaunchKernel(k["twice"], 1, 32, [x, y], 0, b) == (S,)   # must see all 200 adds
+    assert mc.mcStreamSynchronize(b) == (S,)
+    assert mc.mcEventQuery(ev) == (S,)
+    assert (_read(y, 32) == 400).all()
+    assert mc.mcDeviceSynchronize() == (S,)
