@@ -300,6 +300,29 @@ def test_a_cross_device_wait_survives_the_source_stream_and_event(fake):
 ALLOWED = {S, E.mcErrorInvalidResourceHandle, E.mcErrorNotReady}
 
 
+def test_a_thread_waiting_for_ring_space_does_not_stop_the_others(fake):
+    """One thread fills the ring of a stream that waits on a flag; another
+    thread sets the flag with mcStreamWriteValue32 on a second stream. The
+    first must not hold the context while it waits for ring space."""
+    p, flag = _flag()
+    _, d = mc.mcMalloc(64)
+    s, s2 = _stream(1), _stream(1)
+    assert mc.mcStreamWaitValue32(s, p, 1, GEQ) == (S,)
+    flooder = threading.Thread(target=lambda: [mc.mcMemsetAsync(d, i & 0xFF, 64, s) for i in range(400)],
+                               daemon=True)
+    flooder.start()
+    try:
+        time.sleep(0.2)
+        assert flooder.is_alive()                 # blocked: the ring is full behind the wait
+        assert _returns_at_once(mc.mcStreamWriteValue32, s2, p, 1, 0) == (S,)
+        flooder.join(10)
+        assert not flooder.is_alive()
+    finally:
+        flag[0] = 1
+        flooder.join(10)
+    assert mc.mcDeviceSynchronize() == (S,)
+
+
 def test_threads_creating_using_and_destroying_streams_and_events(fake, kernels):
     """Several host threads, on both devices, create streams and events,
     queue work (some of it held on a flag another thread sets), wait on

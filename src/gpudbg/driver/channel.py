@@ -12,12 +12,16 @@ A push may carry pins: other channels' semaphores its SEM_ACQUIREs read
 (driver/fence.py). The channel keeps each pin until the push's own fence
 retires, then drops it; closing drops the rest. A whole batch is encoded
 and size-checked before any word is written, so a refused push leaves the
-ring untouched.
+ring untouched. A push is two steps, `reserve` (fence value and turn, done
+under the stream's context lock) and the write (which may wait for ring
+space, done after that lock is released, in reservation order): a thread
+whose stream's ring is full behind a wait does not keep other threads from
+submitting the work that would release it.
 """
 from __future__ import annotations
 
 import itertools
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.fence import ChannelError, Marker, TrackingSemaphore
@@ -45,6 +49,8 @@ class Channel:
             free=gpu.free_internal)
         self.semaphore.channel = self   # lets the hang watchdog find the ring behind a fence
         self.pins: list[tuple[int, TrackingSemaphore]] = []   # (own fence, semaphore read before it)
+        self._tickets = 0     # reservations handed out ...
+        self._serving = 0     # ... and the one whose words go into the ring now
         self.closed = False
         gpu.frontend.attach(self)
 
@@ -53,17 +59,26 @@ class Channel:
         """Submit commands; returns the fence value retired after the last.
         `pins` (already pinned by the caller) are owned by the channel from
         here on, also when the push is refused."""
-        cv = self.gpu.cv
+        value, write = self.reserve(commands, pins)
+        write()
+        return value
+
+    def reserve(self, commands: Sequence[C.Command],
+                pins: Sequence[TrackingSemaphore] = ()) -> tuple[int, Callable[[], None]]:
+        """The first half of a push: take the fence value and this push's
+        turn, and return (value, write). The caller must call write() (it
+        may wait for ring space) and may release its own locks first: pushes
+        reach the ring in the order of their reservations, so fence values
+        stay in ring order while no lock is held during the wait."""
         try:
             if self.closed:
                 raise ChannelClosedError(f"channel {self.name} is closed")
             encoded = [C.encode(cmd) for cmd in commands]
-            release_words = len(C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address,
-                                                value=0)))
-            for words in encoded + [[0] * release_words]:
+            release = C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address, value=0))
+            for words in encoded + [release]:
                 if len(words) > self.ring.size - 1:
                     raise RingFullError(f"ring {self.name}: a {len(words)}-word command can never fit")
-            with cv:
+            with self.gpu.cv:
                 if self.closed:
                     raise ChannelClosedError(f"channel {self.name} is closed")
                 value = self.semaphore.next_value()
@@ -71,15 +86,28 @@ class Channel:
                                                value=value)))
                 self.pins.extend((value, p) for p in pins)
                 pins = ()
-                for words in encoded:
-                    cv.wait_for(lambda n=len(words): self.ring.free() >= n)
-                    self.ring.write(words)
-                    cv.notify_all()
+                ticket = self._tickets
+                self._tickets += 1
         finally:
             for p in pins:
                 p.unpin()
+        return value, lambda: self._write(ticket, encoded)
+
+    def _write(self, ticket: int, encoded: list[list[int]]) -> None:
+        cv = self.gpu.cv
+        with cv:
+            cv.wait_for(lambda: self._serving == ticket)
+            try:
+                for words in encoded:
+                    cv.wait_for(lambda n=len(words): self.ring.free() >= n or self.closed)
+                    if self.closed:
+                        break          # the context was torn down: its work is discarded
+                    self.ring.write(words)
+                    cv.notify_all()
+            finally:
+                self._serving += 1
+                cv.notify_all()
         self.retire_pins()
-        return value
 
     def retire_pins(self) -> None:
         """Drop the pins of pushes whose fence retired."""

@@ -100,11 +100,15 @@ class Event:
         if flags & RECORD_EXTERNAL:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                               "mcEventRecordExternal is only valid while the stream captures")
-        with self.context.lock:       # atomic with destroy() of another thread
+        # Both callbacks run under the context lock: atomic with destroy()
+        # of another thread (the slot is read and the record registered
+        # before destroy can schedule the slot's release).
+        def commands() -> list[C.Command]:
             if self.destroyed and self.holders == 0:
                 raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed")
-            cmds = [] if self.slot is None else [C.make(C.Opcode.TIMESTAMP, address=self.slot.base)]
-            value = stream.submit(cmds)
+            return [] if self.slot is None else [C.make(C.Opcode.TIMESTAMP, address=self.slot.base)]
+
+        def recorded(value: int) -> None:
             self.value = value
             self.semaphore = stream.channel.semaphore
             self.outstanding = [(sem, v) for sem, v in self.outstanding if not sem.reached(v)]
@@ -112,6 +116,7 @@ class Event:
             self.channel_id = stream.channel.id
             self.captured = None
             self.timed = self.slot is not None
+        stream.submit(commands, recorded)
 
     def in_active_capture(self) -> bool:
         from gpudbg.driver.types import CUstreamCaptureStatus as S

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.channel import Channel, ChannelClosedError
@@ -135,8 +135,10 @@ class Stream:
         if self.destroyed or self.channel.closed:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed")
 
-    def _push(self, commands: list[C.Command], pins: list[TrackingSemaphore]) -> int:
-        """Push after the implicit dependencies (caller holds the context lock)."""
+    def _reserve(self, commands: list[C.Command], pins: list[TrackingSemaphore]) -> tuple[int, Any]:
+        """Reserve a push after the implicit dependencies (caller holds the
+        context lock); returns (fence, write), write() to be called once
+        the lock is released (driver/channel.py)."""
         try:
             self._check_usable()
         except BaseException:
@@ -145,22 +147,38 @@ class Stream:
             raise
         deps, dep_pins = self._dependencies()
         try:
-            return self.channel.push(deps + commands, dep_pins + pins)
+            return self.channel.reserve(deps + commands, dep_pins + pins)
         except ChannelClosedError:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed") from None
 
-    def submit(self, commands: Sequence[C.Command]) -> int:
+    def submit(self, commands: "Sequence[C.Command] | Callable[[], Sequence[C.Command]]",
+               on_fence: Callable[[int], None] | None = None) -> int:
         """Enqueue work in stream order; returns the fence of its completion.
         While the stream captures, the commands become a graph node instead
-        and the fence returned is the last one already issued."""
+        and the fence returned is the last one already issued. `commands`
+        may be a function called under the context lock, and on_fence(fence)
+        is called under it once the fence is taken (events use both to stay
+        atomic with their destruction). The ring write happens after the
+        lock is released."""
         from gpudbg.driver import capture
         with self.context.lock:
+            cmds = list(commands() if callable(commands) else commands)
             if self.capture is not None:
-                capture.record_commands(self, list(commands))
+                capture.record_commands(self, cmds)
                 return self.channel.issued
             self._check_usable()
-            capture.check_implicit(self, commands)
-            return self._push(list(commands), [])
+            capture.check_implicit(self, cmds)
+            value, write = self._reserve(cmds, [])
+            error: BaseException | None = None
+            if on_fence is not None:
+                try:
+                    on_fence(value)
+                except BaseException as e:   # the fence is taken: its words must still go in
+                    error = e
+        write()
+        if error is not None:
+            raise error
+        return value
 
     def wait_for(self, semaphore: "TrackingSemaphore | int", value: int) -> int:
         """Order later work of this stream after a fence of another channel
@@ -168,69 +186,73 @@ class Stream:
         pinned until the acquire has run; one of another device is waited
         through a relay (driver/relay.py). A plain address is the caller's
         own memory (kept alive by the caller)."""
-        with self.context.lock:
-            if isinstance(semaphore, int):
-                acquire = C.make(C.Opcode.SEM_ACQUIRE, address=semaphore, value=value)
-                if self.capture is not None:
-                    return self.submit([acquire])
-                self._check_usable()
-                from gpudbg.driver import capture
-                capture.check_implicit(self)
-                return self._push([acquire], [])
-            return self._wait_for_semaphore(semaphore, value)
-
-    def _wait_for_semaphore(self, sem: TrackingSemaphore, value: int) -> int:
         from gpudbg.driver import capture
+        if isinstance(semaphore, int):
+            return self.submit([C.make(C.Opcode.SEM_ACQUIRE, address=semaphore, value=value)])
+        owner = getattr(semaphore, "channel", None)
+        if owner is not None and owner.gpu is not self.context.gpu:
+            return self._wait_across_devices(semaphore, value)
+        with self.context.lock:
+            fence, write = self._wait_locked(semaphore, value, capture)
+        if write is not None:
+            write()
+        return fence
+
+    def _wait_locked(self, sem: TrackingSemaphore, value: int, capture: Any) -> tuple[int, Any]:
+        """wait_for on this device (caller holds the context lock)."""
         owner = getattr(sem, "channel", None)
         channel_id = owner.id if owner is not None else None
         if self.capture is None:
             self._check_usable()
             if channel_id is not None and value <= self.seen.get(channel_id, 0):
-                return self.channel.issued
-        if owner is not None and owner.gpu is not self.context.gpu:
-            return self._wait_across_devices(sem, value, channel_id)
+                return self.channel.issued, None
         if not sem.pin():
             if channel_id is not None and self.capture is None:
                 self.seen[channel_id] = max(self.seen.get(channel_id, 0), value)
-            return self.channel.issued        # released: the fence retired long ago
+            return self.channel.issued, None        # released: the fence retired long ago
         acquire = C.make(C.Opcode.SEM_ACQUIRE, address=sem.address, value=value)
-        if self.capture is not None:
-            try:
-                capture.record_commands(self, [acquire])
-            except BaseException:
-                sem.unpin()
-                raise
-            capture.adopt(self, sem.unpin)     # the graph's replays read it: it keeps the pin
-            return self.channel.issued
         try:
-            capture.check_implicit(self)
+            if self.capture is not None:
+                capture.record_commands(self, [acquire])
+            else:
+                capture.check_implicit(self)
         except BaseException:
             sem.unpin()
             raise
+        if self.capture is not None:
+            capture.adopt(self, sem.unpin)     # the graph's replays read it: it keeps the pin
+            return self.channel.issued, None
         if channel_id is not None:
             self.seen[channel_id] = value
-        return self._push([acquire], [sem])
+        return self._reserve([acquire], [sem])
 
-    def _wait_across_devices(self, sem: TrackingSemaphore, value: int, channel_id: int | None) -> int:
+    def _wait_across_devices(self, sem: TrackingSemaphore, value: int) -> int:
         """Another GPU's fence: acquire a proxy semaphore of this GPU that a
         relay sets once the fence retires."""
-        from gpudbg.driver import capture, relay
+        from gpudbg.driver import relay
+        channel_id = sem.channel.id
+        with self.context.lock:
+            if self.capture is None:
+                self._check_usable()
+                if value <= self.seen.get(channel_id, 0):
+                    return self.channel.issued
         with sem.cv:
             if sem.reached(value):
                 return self.channel.issued
         proxy = relay.watch(sem, value, self.context.gpu)
-        acquire = C.make(C.Opcode.SEM_ACQUIRE, address=proxy.base, value=1)
-        try:
+        owned: list[int] = []
+
+        def taken(fence: int) -> None:
+            owned.append(fence)
+            self.context.defer_free(self, fence, proxy)
             if self.capture is None:
-                capture.check_implicit(self)
-            fence = self.submit([acquire])
+                self.seen[channel_id] = max(self.seen.get(channel_id, 0), value)
+        try:
+            return self.submit([C.make(C.Opcode.SEM_ACQUIRE, address=proxy.base, value=1)], taken)
         except BaseException:
-            relay.cancel(proxy, self.context.gpu)
+            if not owned:
+                relay.cancel(proxy, self.context.gpu)
             raise
-        self.context.defer_free(self, fence, proxy)
-        if channel_id is not None and self.capture is None:
-            self.seen[channel_id] = value
-        return fence
 
     # ------------------------------------------------------------ completion
     def marker(self) -> Marker:
