@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from gpudbg.driver import callbacks, capture
-from gpudbg.driver.event import check_event
+from gpudbg.driver.event import check_waitable_event
 from gpudbg.runtime.api._base import _api, _ctx, _int
 from gpudbg.runtime.errors import McError, from_status, mcError_t
 from gpudbg.runtime.stream_types import (mcAccessPolicyWindow, mcStreamAttrID, mcStreamAttrValue,
@@ -165,9 +165,10 @@ def mcStreamCopyAttributes(dst: Any, src: Any) -> None:
 def mcStreamWaitEvent(stream: Any, event: Any, flags: int = 0) -> None:
     """Seed 002 §2.3.3.20: later work of `stream` waits for the event, on the
     GPU. An event recorded inside a capture joins `stream` to that capture;
-    mcEventWaitExternal (only during capture) makes an event-wait node."""
+    mcEventWaitExternal (only during capture) makes an event-wait node. The
+    event may belong to another context or device, as in CUDA."""
     ctx = _ctx()
-    check_event(ctx, event).make_wait(ctx.stream(stream), _int("flags", flags))
+    check_waitable_event(event).make_wait(ctx.stream(stream), _int("flags", flags))
 
 
 @_api(0)
