@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+BAD_INPUT = 2
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from gpudbg.cli.debug import add_session_arguments
@@ -79,12 +81,17 @@ def execute(args: argparse.Namespace) -> int:
     from gpudbg.cli.debug import drive
     from gpudbg.cli.debugger.debugger import Debugger
 
+    from gpudbg.reader_error import ReaderError
     try:
         from gpudbg.dump.coredump.target import open_core
         backend = open_core(args.core)
-    except (OSError, ValueError) as e:
-        print(f"gpudbg core: {args.core}: {e}", file=sys.stderr)
-        return 2
+    except OSError as e:
+        print(f"gpudbg core: {args.core}: {e.strerror or e}", file=sys.stderr)
+        return BAD_INPUT
+    except ReaderError as e:   # CoredumpError: what is damaged, and where
+        where = f" (byte offset 0x{e.offset:x})" if e.offset is not None else ""
+        print(f"gpudbg core: {args.core}: {e}{where}", file=sys.stderr)
+        return BAD_INPUT
     dbg = Debugger(backend=backend)
     dbg.open()
     print(f"Opening GPU coredump: {args.core}")

@@ -27,6 +27,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from gpudbg.dump import dump_notes
+
 FAULT_EXIT = 1
 
 
@@ -76,7 +78,7 @@ def format_report(report: Any) -> str:
 
 def _print_report(report: Any, fallback: str) -> None:
     sys.stdout.flush()
-    text = format_report(report) if report is not None else fallback
+    text = format_report(report) + dump_notes(report.details) if report is not None else fallback
     print(text, file=sys.stderr)
     sys.stderr.flush()
 

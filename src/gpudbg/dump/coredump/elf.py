@@ -15,6 +15,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from gpudbg.reader_error import ReaderError
+
 ELFCLASS64 = 2
 ELFDATA2LSB = 1
 EV_CURRENT = 1
@@ -44,8 +46,13 @@ STB_GLOBAL = 1
 STB_LOCAL = 0
 
 
-class ElfError(ValueError):
-    """A file that is not a well-formed ELF of the kind expected."""
+class ElfError(ReaderError, ValueError):
+    """A file that is not a well-formed ELF of the kind expected; `offset`
+    is the byte offset of the damage when one place is to blame."""
+
+    def __init__(self, message: str, offset: int | None = None):
+        super().__init__(message)
+        self.offset = offset
 
 
 @dataclass
@@ -72,6 +79,7 @@ class ElfFile:
     abiversion: int
     flags: int
     sections: list[Section] = field(default_factory=list)
+    shoff: int = 0    # file offset of the section header table (read files)
 
     def by_name(self, name: str) -> Section | None:
         return next((s for s in self.sections if s.name == name), None)
@@ -139,33 +147,33 @@ def read_elf(data: bytes, expect_type: int | None = None, expect_machine: int | 
              expect_ident: bool = True) -> ElfFile:
     """Parse the header and section table; section bodies are sliced out."""
     if len(data) < _EHDR.size:
-        raise ElfError(f"file of {len(data)} bytes is too short for an ELF64 header")
+        raise ElfError(f"file of {len(data)} bytes is too short for an ELF64 header", len(data))
     (ident, e_type, machine, _ver, _entry, _phoff, shoff, flags, _ehsize, _phentsize, _phnum,
      shentsize, shnum, shstrndx) = _EHDR.unpack_from(data, 0)
     if ident[:4] != b"\x7fELF":
-        raise ElfError("not an ELF file (bad magic)")
+        raise ElfError("not an ELF file (bad magic)", 0)
     if ident[4] != ELFCLASS64 or ident[5] != ELFDATA2LSB or ident[6] != EV_CURRENT:
-        raise ElfError("not a little-endian ELF64 (EV_CURRENT) file")
+        raise ElfError("not a little-endian ELF64 (EV_CURRENT) file", 4)
     if expect_ident and (ident[7], ident[8]) != (ELFOSABI_CUDA, ELFOSABIV_LATEST):
         raise ElfError(f"ELF ident has OSABI 0x{ident[7]:x} ABI version {ident[8]}; a CUDA "
-                       f"coredump has OSABI 0x{ELFOSABI_CUDA:x} ABI version {ELFOSABIV_LATEST}")
+                       f"coredump has OSABI 0x{ELFOSABI_CUDA:x} ABI version {ELFOSABIV_LATEST}", 7)
     if expect_type is not None and e_type != expect_type:
-        raise ElfError(f"ELF type {e_type}, expected {expect_type}")
+        raise ElfError(f"ELF type {e_type}, expected {expect_type}", 0x10)
     if expect_machine is not None and machine != expect_machine:
-        raise ElfError(f"ELF machine {machine}, expected EM_CUDA ({EM_CUDA})")
+        raise ElfError(f"ELF machine {machine}, expected EM_CUDA ({EM_CUDA})", 0x12)
     if shoff == 0:
-        raise ElfError("ELF file has no section header table")
+        raise ElfError("ELF file has no section header table", 0x28)
     if shentsize != _SHDR.size:
-        raise ElfError(f"section header entry size {shentsize}, expected {_SHDR.size}")
+        raise ElfError(f"section header entry size {shentsize}, expected {_SHDR.size}", 0x3A)
     if shoff + _SHDR.size > len(data):
-        raise ElfError(f"section header table at 0x{shoff:x} lies outside the file")
+        raise ElfError(f"section header table at 0x{shoff:x} lies outside the file", 0x28)
     first = _SHDR.unpack_from(data, shoff)
     if shnum == 0:
         shnum = first[5]
     if shstrndx == SHN_XINDEX:
         shstrndx = first[6]
     if shoff + shnum * _SHDR.size > len(data):
-        raise ElfError(f"{shnum} section headers at 0x{shoff:x} run past the end of the file")
+        raise ElfError(f"{shnum} section headers at 0x{shoff:x} run past the end of the file", 0x3C)
     raw = []
     for i in range(shnum):
         (name, typ, sflags, addr, off, size, link, info, align,
@@ -174,15 +182,15 @@ def read_elf(data: bytes, expect_type: int | None = None, expect_machine: int | 
         if typ not in (SHT_NULL, 8) and size:  # 8 = SHT_NOBITS
             if off + size > len(data):
                 raise ElfError(f"section {i} (0x{size:x} bytes at 0x{off:x}) runs past the end "
-                               f"of the file")
+                               f"of the file", shoff + i * _SHDR.size)
             body = bytes(data[off:off + size])
         raw.append((name, Section("", typ, body, sflags, addr, link, info, align, entsize, i, off)))
     if not 0 <= shstrndx < shnum:
-        raise ElfError(f"e_shstrndx {shstrndx} is not a section index (0..{shnum - 1})")
+        raise ElfError(f"e_shstrndx {shstrndx} is not a section index (0..{shnum - 1})", 0x3E)
     names = raw[shstrndx][1].data
     for name, s in raw:
         s.name = cstring(names, name) if s.type != SHT_NULL or name else ""
-    return ElfFile(e_type, machine, ident[7], ident[8], flags, [s for _, s in raw])
+    return ElfFile(e_type, machine, ident[7], ident[8], flags, [s for _, s in raw], shoff)
 
 
 @dataclass(frozen=True)
@@ -214,3 +222,4 @@ def unpack_symbols(data: bytes, strtab: bytes) -> list[Symbol]:
 
 
 SYMBOL_SIZE = _SYM.size
+SECTION_HEADER_SIZE = _SHDR.size

@@ -8,7 +8,8 @@ already records; so the note keeps, per module handle, the text, the
 symbol addresses and a fingerprint of the translated code (function, PTX
 line and text of every instruction). The rebuilt Program is accepted only
 if its fingerprint matches, so a PTX file that changed on disk after the
-run can never put wrong lines under the dumped pcs.
+run can never put wrong lines under the dumped pcs, and only if its debug
+sections (which the fingerprint does not cover) still load.
 
 Where the text comes from: the simulator does not keep PTX text after
 parsing, so it is taken from `loaded.ptx_text` when the loading layer
@@ -131,4 +132,9 @@ def rebuild_program(entry: dict, handle: int) -> Any:
     want = entry.get("fingerprint")
     if want is not None and code_fingerprint(program) != want:
         raise ValueError(f"embedded PTX {name} does not match the code that ran (fingerprint differs)")
+    from gpudbg.debug.dwarf.api import DebugInfo
+    try:   # the fingerprint covers the code, not the DWARF sections: a damaged core may differ there
+        DebugInfo(program)
+    except ValueError as e:   # DwarfReadError, DwarfAssemblyError
+        raise ValueError(f"the debug sections of embedded PTX {name} do not load: {e}") from None
     return program

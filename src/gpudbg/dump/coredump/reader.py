@@ -7,13 +7,16 @@ convention), rows are read by sh_entsize with the field tables of tables.py
 (section index of the parent table) and sh_info (row). Tables are resolved
 parents-first by type order, blobs (registers, memory, cubins) afterwards.
 Unknown section types are skipped with a note in `CoreDump.notes`, never an
-error; structural damage (a child pointing at a missing row) raises
-CoredumpError naming the section. Global memory is per dump, not per device.
-Our note (JSON) also carries each module's PTX and sources (`module_ptx`).
+error; structural damage (a child pointing at a missing row or at a row of
+the wrong table, rows too short for their table, ids outside the device's
+geometry) raises CoredumpError naming the section, so every object of the
+model is of the kind its parent expects. Global memory is per dump, not per
+device. Our note (JSON) also carries each module's PTX and sources
+(`module_ptx`); it is checked against its schema (note.py), and damage there
+only drops the damaged part, with a line in `notes`.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,12 +24,30 @@ import numpy as np
 
 from gpudbg.dump.coredump import snapshot as S
 from gpudbg.dump.coredump.cubin import CubinInfo, read_cubin
-from gpudbg.dump.coredump.elf import ET_CORE, EM_CUDA, ElfError, ElfFile, Section, cstring, read_elf
+from gpudbg.dump.coredump.elf import (
+    ET_CORE, EM_CUDA, SECTION_HEADER_SIZE, ElfError, ElfFile, Section, cstring, read_elf,
+)
+from gpudbg.dump.coredump.note import read_note
 from gpudbg.dump.coredump.tables import SECTION_TABLE, SectionType as T, TableError, unpack_rows
+from gpudbg.reader_error import ReaderError
+
+# Device geometry a core may declare: generous bounds past any real GPU, so
+# that a damaged row cannot make a view loop over billions of SMs or lanes.
+MAX_SMS = 1 << 16
+MAX_WARPS_PER_SM = 1 << 10
+MAX_LANES_PER_WARP = 64
+MAX_REGS_PER_LANE = 1 << 16
 
 
-class CoredumpError(ValueError):
-    """A file that is not a readable CUDA GPU coredump."""
+class CoredumpError(ReaderError, ValueError):
+    """A file that is not a readable CUDA GPU coredump. `section` (index)
+    and `offset` (of that section's header, or of the damaged header field)
+    say where, when one place is to blame."""
+
+    def __init__(self, message: str, section: int | None = None, offset: int | None = None):
+        super().__init__(message)
+        self.section = section
+        self.offset = offset
 
 
 @dataclass
@@ -78,17 +99,36 @@ class CoreDump:
 # Parents before children; blob sections come after every table.
 _TABLE_ORDER = [T.DEV_TABLE, T.CTX_TABLE, T.MOD_TABLE, T.GRID_TABLE, T.CB_TABLE, T.SM_TABLE,
                 T.CTA_TABLE, T.WP_TABLE, T.LN_TABLE, T.BT, T.META_DATA]
+# The kind of row each child section hangs under (COREDUMP-FORMAT.md §2).
+_PARENT: dict[T, type] = {
+    T.CTX_TABLE: S.DeviceSnapshot, T.SM_TABLE: S.DeviceSnapshot, T.GRID_TABLE: S.DeviceSnapshot,
+    T.MOD_TABLE: S.ContextInfo, T.CB_TABLE: S.GridInfo, T.PARAM_MEM: S.GridInfo,
+    T.CTA_TABLE: S.SmState, T.WP_TABLE: S.CtaState, T.SHARED_MEM: S.CtaState,
+    T.LN_TABLE: S.WarpState, T.DEV_UREGS: S.WarpState, T.DEV_UPRED: S.WarpState, T.CBU_BAR: S.WarpState,
+    T.BT: S.LaneState, T.DEV_REGS: S.LaneState, T.DEV_PRED: S.LaneState, T.LOCAL_MEM: S.LaneState,
+    T.ELF_IMG: S.ModuleImage, T.RELF_IMG: S.ModuleImage,
+}
+_KIND: dict[type, str] = {
+    S.DeviceSnapshot: "device", S.ContextInfo: "context", S.ModuleImage: "module", S.GridInfo: "grid",
+    S.SmState: "SM", S.CtaState: "CTA", S.WarpState: "warp", S.LaneState: "lane", S.Frame: "backtrace",
+}
 _BLOBS = {T.MANAGED_MEM, T.GLOBAL_MEM, T.LOCAL_MEM, T.SHARED_MEM, T.DEV_REGS, T.ELF_IMG,
           T.RELF_IMG, T.DEV_PRED, T.PARAM_MEM, T.DEV_UREGS, T.DEV_UPRED, T.CBU_BAR, T.GPUDBG_NOTE}
 
 
 def read_coredump(source: str | Path | bytes) -> CoreDump:
+    """The model of a core (a path or its bytes); damage raises CoredumpError."""
     data = source if isinstance(source, (bytes, bytearray)) else Path(source).read_bytes()
     try:
-        elf = read_elf(bytes(data), expect_type=ET_CORE, expect_machine=EM_CUDA)
-    except ElfError as e:
-        raise CoredumpError(f"not a CUDA GPU coredump: {e}") from None
-    return _Reader(elf).run()
+        try:
+            elf = read_elf(bytes(data), expect_type=ET_CORE, expect_machine=EM_CUDA)
+        except ElfError as e:
+            raise CoredumpError(f"not a CUDA GPU coredump: {e}", offset=e.offset) from None
+        return _Reader(elf).run()
+    except CoredumpError as e:
+        if not isinstance(source, (bytes, bytearray)):
+            e.file = str(source)
+        raise
 
 
 class _Reader:
@@ -98,7 +138,7 @@ class _Reader:
         st = elf.by_name(".strtab")
         self.strtab = st.data if st is not None else b""
         self.objs: dict[tuple[int, int], object] = {}   # (section index, row) -> model object
-        self.owner: dict[int, object] = {}               # table section -> parent object
+        self.section_of: dict[int, Section] = {}         # id(model object) -> its table section
 
     def s(self, off: int) -> str:
         try:
@@ -107,11 +147,19 @@ class _Reader:
             self.core.notes.append(f"string index {off} is outside .strtab")
             return ""
 
-    def parent(self, sec: Section):
+    def error(self, sec: Section, message: str) -> CoredumpError:
+        return CoredumpError(f"section {sec.index} ({sec.name or 'unnamed'}): {message}", sec.index,
+                             self.elf.shoff + sec.index * SECTION_HEADER_SIZE if self.elf.shoff else None)
+
+    def parent(self, sec: Section, t: T):
         obj = self.objs.get((sec.link, sec.info))
         if obj is None:
-            raise CoredumpError(f"section {sec.index} ({sec.name}) links to row {sec.info} of section "
-                                f"{sec.link}, which is not a table row of this dump")
+            raise self.error(sec, f"links to row {sec.info} of section {sec.link}, which is not a "
+                                  f"table row of this dump")
+        want = _PARENT.get(t)
+        if want is not None and not isinstance(obj, want):
+            raise self.error(sec, f"a {t.name} section must hang under a {_KIND[want]} row, but row "
+                                  f"{sec.info} of section {sec.link} is a {_KIND.get(type(obj), 'metadata')} row")
         return obj
 
     def run(self) -> CoreDump:
@@ -124,21 +172,53 @@ class _Reader:
                 for sec in secs:
                     self.core.notes.append(f"skipped section {sec.index} '{sec.name}' of unknown type "
                                            f"0x{typ:x} ({len(sec.data)} bytes)")
-        try:
-            for t in _TABLE_ORDER:
-                for sec in by_type.get(int(t), []):
+        for t in _TABLE_ORDER:
+            for sec in by_type.get(int(t), []):
+                try:
                     rows = unpack_rows(SECTION_TABLE[int(t)], sec.data, sec.entsize)
-                    for i, row in enumerate(rows):
-                        self.objs[(sec.index, i)] = self._row(t, sec, row)
-            for sec in self.elf.sections[1:]:
-                if sec.type in {int(b) for b in _BLOBS}:
-                    self._blob(T(sec.type), sec)
-        except TableError as e:
-            raise CoredumpError(str(e)) from None
+                except TableError as e:
+                    raise self.error(sec, str(e)) from None
+                for i, row in enumerate(rows):
+                    obj = self.objs[(sec.index, i)] = self._row(t, sec, row)
+                    self.section_of[id(obj)] = sec
+        blobs = {int(b) for b in _BLOBS}
+        for sec in self.elf.sections[1:]:
+            if sec.type in blobs:
+                self._blob(T(sec.type), sec)
+        for d in self.core.devices:
+            self._check_geometry(d)
         for d in self.core.devices:
             d.memory = self.core.memory
             d.note = self.core.note
         return self.core
+
+    def _check_geometry(self, d: S.DeviceSnapshot) -> None:
+        """Ids inside the device's declared geometry, within MAX_* bounds."""
+        sec = self.section_of[id(d)]
+        for what, value, lo, hi in (("numSMs", d.num_sms, 1, MAX_SMS),
+                                    ("numWarpsPerSM", d.warps_per_sm, 1, MAX_WARPS_PER_SM),
+                                    ("numLanesPerWarp", d.lanes_per_warp, 1, MAX_LANES_PER_WARP),
+                                    ("numRegsPerLane", d.regs_per_lane, 0, MAX_REGS_PER_LANE),
+                                    ("numPredicatesPrLane", d.preds_per_lane, 0, MAX_REGS_PER_LANE)):
+            if not lo <= value <= hi:
+                raise self.error(sec, f"device {d.dev_id}: {what} = {value} is outside [{lo}, {hi}]")
+        for sm in d.sms:
+            if sm.sm_id >= d.num_sms:
+                raise self.error(self.section_of[id(sm)], f"SM {sm.sm_id} of device {d.dev_id}, which "
+                                                          f"has {d.num_sms} SMs")
+            for cta in sm.ctas:
+                for w in cta.warps:
+                    if w.warp_id >= d.warps_per_sm:
+                        raise self.error(self.section_of[id(w)], f"warp {w.warp_id} on SM {sm.sm_id}, "
+                                                                 f"which has {d.warps_per_sm} warp slots")
+                    full = (1 << d.lanes_per_warp) - 1
+                    if w.valid_mask & ~full or w.active_mask & ~full:
+                        raise self.error(self.section_of[id(w)], f"warp {w.warp_id} on SM {sm.sm_id}: lane "
+                                                                 f"masks name lanes past {d.lanes_per_warp}")
+                    for lane in w.lanes:
+                        if lane.ln >= d.lanes_per_warp:
+                            raise self.error(self.section_of[id(lane)], f"lane {lane.ln} of warp {w.warp_id}"
+                                                                        f", which has {d.lanes_per_warp} lanes")
 
     # ------------------------------------------------------------ tables
     def _row(self, t: T, sec: Section, r: dict):
@@ -158,7 +238,7 @@ class _Reader:
             self.core.meta = r
             self.core.generator = self.s(r["generatorName"])
             return r
-        p = self.parent(sec)
+        p = self.parent(sec, t)
         if t is T.CTX_TABLE:
             c = S.ContextInfo(r["contextId"], r["tid"], r["sharedWindowBase"], r["localWindowBase"],
                               r["globalWindowBase"])
@@ -213,17 +293,9 @@ class _Reader:
             self.core.memory.sort(key=lambda m: m.address)
             return
         if t is T.GPUDBG_NOTE:
-            try:
-                note = json.loads(sec.data.decode())
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                self.core.notes.append(f"gpudbg note section {sec.index} is not valid JSON ({e}); ignored")
-                return
-            if isinstance(note, dict):
-                self.core.note = note
-            else:
-                self.core.notes.append(f"gpudbg note section {sec.index} is JSON but not an object; ignored")
+            self.core.note = read_note(sec.data, f"gpudbg note section {sec.index}", self.core.notes)
             return
-        p = self.parent(sec)
+        p = self.parent(sec, t)
         if t in (T.DEV_REGS, T.DEV_PRED, T.DEV_UREGS, T.DEV_UPRED, T.CBU_BAR):
             n = len(sec.data) // 4
             words = np.frombuffer(sec.data[:4 * n], dtype="<u4").astype(np.uint32)

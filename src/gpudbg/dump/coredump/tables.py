@@ -201,12 +201,18 @@ def pack_rows(table: str, rows: list[dict[str, int]], version: int | Layout | No
 def unpack_rows(table: str, data: bytes, entsize: int) -> list[dict[str, int]]:
     """Rows of a section with row size `entsize` (any layout version): each
     known field whose bytes lie inside the row is read; fields the writer's
-    version lacks are simply absent from the dicts."""
+    version lacks are simply absent from the dicts. A row too short for the
+    fields of the table's oldest layout is an error, so every row has them."""
     if entsize <= 0:
         raise TableError(f"{table} section has entry size {entsize}")
     if len(data) % entsize:
         raise TableError(f"{table} section of {len(data)} bytes is not a whole number of "
                          f"{entsize}-byte rows")
+    oldest = row_layout(table, min(since for since, _n, _t in TABLES[table]))
+    last_name, last_type, last_off = [f for f in oldest.fields if not f[0].startswith("pad")][-1]
+    if last_off + _SIZES[last_type] > entsize:
+        raise TableError(f"{table} rows of {entsize} bytes are too short for the oldest layout "
+                         f"(r{oldest.version}: {last_off + _SIZES[last_type]} bytes up to {last_name})")
     lay = full_layout(table)
     present = [(n, t, o) for n, t, o in lay.fields if o + _SIZES[t] <= entsize]
     rows = []

@@ -81,11 +81,11 @@ class CoreBackend:
         self._memory: dict[int, CoreMemory] = {}
         for d in core.devices:
             self._index_device(d)
-        fault = _dict(self.note.get("fault"))
+        fault = _dict(self.note.get("fault"))   # checked by note.py: ints are ints
         self._fault_lane = None
-        if fault.get("hang") is None and fault.get("sm") is not None and fault.get("code") is not None:
-            self._fault_lane = (int(fault["sm"]), int(fault["warp"]), int(fault["lane"]),
-                                _exception(int(fault["code"])))
+        where = [fault.get(k) for k in ("sm", "warp", "lane", "code")]
+        if fault.get("hang") is None and None not in where:
+            self._fault_lane = (int(where[0]), int(where[1]), int(where[2]), _exception(int(where[3])))
 
     # ------------------------------------------------------------ indexing
     def _index_device(self, d: S.DeviceSnapshot) -> None:

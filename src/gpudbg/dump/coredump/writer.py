@@ -9,17 +9,23 @@ registers, memory), so every parent precedes its children. Rows use the r400
 layouts (the 48-byte lane row 11.8 insists on); unknown-to-11.8 sections
 (metadata, const banks, our JSON note) are skipped by old readers.
 Generation flags are applied here as well as at capture, so a full snapshot
-can be written light. Files appear atomically (temp file + rename).
+can be written light. Files appear atomically, with mode 0600 (a core holds
+the program's memory), and never over an existing file (dump/files.py): a
+taken name gets a number before the extension (core_5_7.nvcudmp ->
+core_5_7.1.nvcudmp), so two faults in the same second, or a second run,
+keep every dump; `gcore FILE` reports the name it used.
 On-exception dumping (`on_kernel_fault`) is driven by the environment:
 GPUDBG_COREDUMP_ON_EXCEPTION=1 and GPUDBG_COREDUMP_FILE (%p pid, %t time,
 %h host name, %% a percent; default core_%t_%p.nvcudmp as CUDA_COREDUMP_FILE).
+Where the core went (or why writing it failed) is recorded in the fault
+report's details ("coredump", "coredump_error"), which `gpudbg run` and
+`gpudbg check` print (`dump_notes`).
 """
 from __future__ import annotations
 
 import json
 import os
 import socket
-import tempfile
 import time
 from pathlib import Path
 
@@ -28,6 +34,7 @@ import numpy as np
 from gpudbg.dump.coredump import snapshot as S
 from gpudbg.dump.coredump.elf import ET_CORE, Section, StringTable, write_elf
 from gpudbg.dump.coredump.tables import SectionType as T, pack_rows, row_layout, WRITE_LAYOUT
+from gpudbg.dump.files import OnExisting, publish
 
 DEFAULT_PATTERN = "core_%t_%p.nvcudmp"
 GENERATOR = "gpudbg simulator"
@@ -148,29 +155,16 @@ def _warp_sections(add, w: S.WarpState, wptbl: int, wi: int, tag: str, flags: in
                         addr=ln.local_base))
 
 
-def write_coredump(path: str | os.PathLike, snap: S.DeviceSnapshot, flags: int | None = None) -> Path:
-    """Write atomically: a temp file in the target directory, then rename."""
+def write_coredump(path: str | os.PathLike, snap: S.DeviceSnapshot, flags: int | None = None, *,
+                   on_existing: OnExisting = OnExisting.NUMBER) -> Path:
+    """Write a new file, atomically and with mode 0600 (dump/files.py); a
+    taken name becomes core.1.nvcudmp, ... (or FileExistsError with REFUSE).
+    Returns the path written. The directory is created if needed."""
     data = build_coredump(snap, flags)
     path = Path(path)
     directory = path.parent if str(path.parent) else Path(".")
     directory.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    return path
+    return publish(path, data, on_existing)
 
 
 def expand_pattern(pattern: str, now: float | None = None, pid: int | None = None) -> str:
@@ -211,7 +205,7 @@ def on_kernel_fault(gpu, fault) -> Path | None:
     try:
         snap = S.snapshot_from_wave(wave, report)
         path = Path(expand_pattern(os.environ.get("GPUDBG_COREDUMP_FILE") or DEFAULT_PATTERN))
-        write_coredump(path, snap)
+        path = write_coredump(path, snap)
     except Exception as e:  # the fault itself must still reach the host
         report.details["coredump_error"] = f"{type(e).__name__}: {e}"
         return None

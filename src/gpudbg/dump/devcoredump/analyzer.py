@@ -231,7 +231,7 @@ def _gpudbg_ring(dump: Devcoredump, rb: Ringbuffer, count: int, summary: RingSum
             bo = pm4.find_bo(dump.bos or [], cmd.descriptor)
             if bo is not None:
                 start = cmd.descriptor - bo.iova
-                raw = bo.contents()[start:start + C.DESCRIPTOR_BYTES]
+                raw = bo.window_bytes(start, C.DESCRIPTOR_BYTES)
                 if len(raw) == C.DESCRIPTOR_BYTES:
                     d = C.decode_descriptor(raw)
                     label += (f" grid ({d['grid_x']},{d['grid_y']},{d['grid_z']}) block "
@@ -301,8 +301,11 @@ def analyze(dump: Devcoredump, packets: int = 16) -> Summary:
                              locate(addr, dump.bos or []) if addr is not None else None)
     utc = None
     if dump.time is not None:
-        utc = datetime.datetime.fromtimestamp(dump.time.seconds, datetime.timezone.utc).strftime(
-            "%Y-%m-%d %H:%M:%S UTC")
+        try:
+            utc = datetime.datetime.fromtimestamp(dump.time.seconds, datetime.timezone.utc).strftime(
+                "%Y-%m-%d %H:%M:%S UTC")
+        except (OverflowError, OSError, ValueError):   # past what a date can show: seconds only
+            utc = None
     present = [k for k, a in _SECTION_ATTRS if getattr(dump, a) is not None]
     return Summary(
         module=dump.module, kernel=dump.kernel, time=str(dump.time) if dump.time else None, time_utc=utc,

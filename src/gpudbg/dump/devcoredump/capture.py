@@ -30,7 +30,7 @@ Where: dumping is on when `enable(DIR)` was called (the CLI's
 `--devcoredump DIR`) or GPUDBG_DEVCOREDUMP_DIR is set; the directory is
 created if needed. Files are named `devcd-<pid>-<n>.devcore` (the kernel's
 devcd<N> plus our pid, n counting from 1 per process, never overwriting)
-and written atomically (temp file + rename). A failed capture never hides
+and written atomically with mode 0600 (dump/files.py). A failed capture never hides
 the fault: it is noted in the report's details and on stderr instead.
 """
 from __future__ import annotations
@@ -47,6 +47,7 @@ from gpudbg.dump.devcoredump.model import (
     BufferObject, Devcoredump, DumpTime, FaultForm, FaultInfo, Layout, Register, Revision, Ringbuffer,
 )
 from gpudbg.dump.devcoredump.writer import write_file
+from gpudbg.dump.files import OnExisting
 from gpudbg.sim import registers as R
 from gpudbg.sim.faults import FaultReport
 
@@ -263,13 +264,16 @@ def _next_path(directory: Path) -> Path:
 
 
 def write_dump(dump: Devcoredump, directory: str | os.PathLike[str] | None = None) -> Path:
-    """Write `dump` atomically into `directory` (default: dump_directory())."""
+    """Write `dump` atomically into `directory` (default: dump_directory())
+    under the next free devcd-<pid>-<n> name; never over an existing file."""
     target = _usable(directory, "devcoredump directory") if directory is not None else dump_directory()
     if target is None:
         raise DevcoredumpConfigError(f"devcoredumps are off: call enable(DIR) or set {ENV_DIR}")
-    path = _next_path(target)
-    write_file(dump, path)
-    return path
+    while True:
+        try:   # a name taken since _next_path looked (another process, same pid namespace) is skipped
+            return write_file(dump, _next_path(target), OnExisting.REFUSE)
+        except FileExistsError:
+            continue
 
 
 def _dump(gpu: Any, channel: Any, report: FaultReport | None) -> Path | None:

@@ -21,6 +21,7 @@ from gpudbg.dump.devcoredump.model import Register
 DATA_HEADER = "!!ascii85 |"
 _REG = re.compile(r"- \{ ?offset: ?0x([0-9a-fA-F]+), ?value: ?0x([0-9a-fA-F]+) ?\}")
 _DEC = re.compile(r"-?[0-9]+")
+MAX_DIGITS = 20          # a decimal field is at most a 64-bit number (20 digits)
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _BARE_HEX = re.compile(r"[0-9a-fA-F]+")
 
@@ -47,18 +48,33 @@ def split_kv(line: Line, what: str) -> tuple[str, str | None]:
         return text[:-1], None
     key, sep, value = text.partition(": ")
     if not sep or not key or " " in key:
-        raise DevcoredumpError(line.no, f"{what}: expected 'key: value', got {line.text!r}")
+        raise DevcoredumpError(line.no, f"{what}: expected 'key: value', got {show(line.text, 80)}")
     return key, value
 
 
-def dec(line: Line, value: str | None, what: str) -> int:
+def show(value: str | None, limit: int = 40) -> str:
+    """A value for an error message: repr, cut to `limit` characters."""
+    if value is None or len(value) <= limit:
+        return repr(value)
+    return f"{value[:limit - 12]!r}... ({len(value)} characters)"
+
+
+def dec(line: Line, value: str | None, what: str, bits: int = 64) -> int:
+    """A decimal that fits in a signed `bits`-bit field."""
     if value is None or not _DEC.fullmatch(value):
-        raise DevcoredumpError(line.no, f"{what}: expected a decimal number, got {value!r}")
-    return int(value)
+        raise DevcoredumpError(line.no, f"{what}: expected a decimal number, got {show(value)}")
+    if len(value.lstrip("-")) > MAX_DIGITS:
+        raise DevcoredumpError(line.no, f"{what}: {show(value)} has {len(value.lstrip('-'))} digits, "
+                               f"too many for a {bits}-bit number")
+    n = int(value)
+    if not -(1 << (bits - 1)) <= n < 1 << bits:
+        raise DevcoredumpError(line.no, f"{what}: {value} does not fit in {bits} bits")
+    return n
 
 
-def udec(line: Line, value: str | None, what: str) -> int:
-    n = dec(line, value, what)
+def udec(line: Line, value: str | None, what: str, bits: int = 64) -> int:
+    """A non-negative decimal below 2**bits."""
+    n = dec(line, value, what, bits)
     if n < 0:
         raise DevcoredumpError(line.no, f"{what}: must not be negative, got {n}")
     return n
@@ -66,31 +82,33 @@ def udec(line: Line, value: str | None, what: str) -> int:
 
 def hex0x(line: Line, value: str | None, what: str, bits: int = 64) -> int:
     if value is None or not _HEX.fullmatch(value):
-        raise DevcoredumpError(line.no, f"{what}: expected 0x-prefixed hex, got {value!r}")
+        raise DevcoredumpError(line.no, f"{what}: expected 0x-prefixed hex, got {show(value)}")
     n = int(value, 16)
     if n >> bits:
-        raise DevcoredumpError(line.no, f"{what}: {value} does not fit in {bits} bits")
+        raise DevcoredumpError(line.no, f"{what}: {show(value)} does not fit in {bits} bits")
     return n
 
 
 def bare_hex(line: Line, value: str | None, what: str, bits: int = 64) -> int:
     if value is None or not _BARE_HEX.fullmatch(value):
-        raise DevcoredumpError(line.no, f"{what}: expected hex digits, got {value!r}")
+        raise DevcoredumpError(line.no, f"{what}: expected hex digits, got {show(value)}")
     n = int(value, 16)
     if n >> bits:
-        raise DevcoredumpError(line.no, f"{what}: {value} does not fit in {bits} bits")
+        raise DevcoredumpError(line.no, f"{what}: {show(value)} does not fit in {bits} bits")
     return n
 
 
 def register(line: Line, slice_: int | None = None) -> Register:
     m = _REG.fullmatch(line.text)
     if m is None:
-        raise DevcoredumpError(line.no, f"bad register line {line.text!r} "
+        raise DevcoredumpError(line.no, f"bad register line {show(line.text, 80)} "
                                "(expected '- { offset: 0x..., value: 0x... }')")
-    value = int(m.group(2), 16)
+    offset, value = int(m.group(1), 16), int(m.group(2), 16)
     if value > 0xFFFF_FFFF:
-        raise DevcoredumpError(line.no, f"register value 0x{m.group(2)} does not fit in 32 bits")
-    return Register(int(m.group(1), 16), value, slice_)
+        raise DevcoredumpError(line.no, f"register value 0x{show(m.group(2))} does not fit in 32 bits")
+    if offset > 0xFFFF_FFFF:
+        raise DevcoredumpError(line.no, f"register offset 0x{show(m.group(1))} does not fit in 32 bits")
+    return Register(offset, value, slice_)
 
 
 def is_register(line: Line) -> bool:
@@ -102,7 +120,7 @@ def read_blob(body: list[Line], i: int, what: str) -> tuple[bytes, int]:
     header = body[i]
     _, value = split_kv(header, what)
     if value != DATA_HEADER:
-        raise DevcoredumpError(header.no, f"{what}: unsupported data encoding {value!r} "
+        raise DevcoredumpError(header.no, f"{what}: unsupported data encoding {show(value)} "
                                f"(expected {DATA_HEADER!r})")
     if i + 1 >= len(body):
         raise DevcoredumpError(header.no, f"{what}: 'data: {DATA_HEADER}' without its payload line "
@@ -134,15 +152,15 @@ class Item:
         try:
             return self.fields[key]
         except KeyError:
-            raise DevcoredumpError(self.line.no, f"{what} is missing '{key}:'") from None
+            raise DevcoredumpError(self.line.no, f"{what} is missing {show(key + ':')}") from None
 
-    def dec(self, key: str, what: str) -> int:
+    def dec(self, key: str, what: str, bits: int = 64) -> int:
         v, ln = self.raw(key, what)
-        return dec(ln, v, f"{what} {key}")
+        return dec(ln, v, f"{what} {key}", bits)
 
-    def udec(self, key: str, what: str) -> int:
+    def udec(self, key: str, what: str, bits: int = 64) -> int:
         v, ln = self.raw(key, what)
-        return udec(ln, v, f"{what} {key}")
+        return udec(ln, v, f"{what} {key}", bits)
 
     def hex(self, key: str, what: str, bits: int = 64) -> int:
         v, ln = self.raw(key, what)
@@ -156,7 +174,7 @@ class Item:
 def add_field(item: Item, line: Line, what: str) -> None:
     key, value = split_kv(line, what)
     if key in item.fields:
-        raise DevcoredumpError(line.no, f"{what}: duplicate '{key}:' (first at line "
+        raise DevcoredumpError(line.no, f"{what}: duplicate {show(key + ':')} (first at line "
                                f"{item.fields[key][1].no})")
     item.fields[key] = (value, line)
 
@@ -174,7 +192,7 @@ def flat_list(body: list[Line], what: str) -> list[Item]:
             i += 1
             continue
         if line.indent != 4 or line.text.startswith("- "):
-            raise DevcoredumpError(line.no, f"{what}: unexpected line {line.text!r} at indent "
+            raise DevcoredumpError(line.no, f"{what}: unexpected line {show(line.text, 80)} at indent "
                                    f"{line.indent} (items start '  - ', fields are indented 4)")
         if not items:
             raise DevcoredumpError(line.no, f"{what}: field before the first '- ' item")

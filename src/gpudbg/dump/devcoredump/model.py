@@ -70,6 +70,26 @@ class _Blob(abc.ABC):
     def contents(self) -> bytes:
         return bytes_from_dwords(self.dwords())
 
+    def window(self, start: int, count: int) -> np.ndarray:
+        """`dwords()[start:start + count]` without building the whole
+        declared length (a bo may declare gigabytes and dump a few words)."""
+        have = dwords_from_bytes(self.data)
+        declared = self.declared_bytes()
+        start = max(int(start), 0)
+        end = start + max(int(count), 0)
+        end = min(end, max(have.size, declared // 4 if declared is not None else 0))
+        out = np.zeros(max(end - start, 0), dtype=np.uint32)
+        n = min(end, have.size) - start
+        if n > 0:
+            out[:n] = have[start:start + n]
+        return out
+
+    def window_bytes(self, start: int, nbytes: int) -> bytes:
+        """`contents()[start:start + nbytes]`, built only that far."""
+        first, skip = divmod(max(int(start), 0), 4)
+        raw = bytes_from_dwords(self.window(first, (skip + max(int(nbytes), 0) + 3) // 4))
+        return raw[skip:skip + max(int(nbytes), 0)]
+
 
 @dataclass
 class DumpTime:

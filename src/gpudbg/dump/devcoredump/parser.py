@@ -25,9 +25,11 @@ from gpudbg.dump.devcoredump.model import (
     Devcoredump, DumpTime, Layout, ParseWarning, Revision, RevisionForm, UnknownSection,
 )
 
-_TIME = re.compile(r"(\d+)\.(\d+)")
-_REV_DOTTED = re.compile(r"(\d+) \((\d+)\.(\d+)\.(\d+)\.(\d+)\)")
-_REV_HEX = re.compile(r"(\d+) \(([0-9a-fA-F]{8})\)")
+# bounded digit counts: no number reaches int()'s 4300-digit limit or a
+# time_t/u32 overflow downstream; longer ones fail the match with its line
+_TIME = re.compile(r"(\d{1,20})\.(\d+)")
+_REV_DOTTED = re.compile(r"(\d{1,10}) \((\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})\)")
+_REV_HEX = re.compile(r"(\d{1,10}) \(([0-9a-fA-F]{8})\)")
 _DPU_MARKERS = ("dpu devcoredump", "sde devcoredump")
 _DPU_BLOCK = re.compile(r"=+[^=\s]+=+")
 _A6XX_ONLY = ("gmu_log", "gmu_hfi", "gmu_debug", "registers_gmu", "indexed_registers",
@@ -37,7 +39,7 @@ _A6XX_ONLY = ("gmu_log", "gmu_hfi", "gmu_debug", "registers_gmu", "indexed_regis
 def _time(dump: Devcoredump, line: lx.Line, value: str | None) -> None:
     m = _TIME.fullmatch(value or "")
     if m is None:
-        raise DevcoredumpError(line.no, f"time: expected <seconds>.<nanoseconds>, got {value!r}")
+        raise DevcoredumpError(line.no, f"time: expected <seconds>.<nanoseconds>, got {lx.show(value)}")
     frac = m.group(2)
     if len(frac) > 9:
         raise DevcoredumpError(line.no, f"time: {len(frac)} fractional digits (at most 9)")
@@ -62,7 +64,7 @@ def _revision(dump: Devcoredump, line: lx.Line, value: str | None) -> None:
         dump.revision = Revision(int(m.group(1)), int(m.group(2), 16), RevisionForm.HEX)
         return
     raise DevcoredumpError(line.no, "revision: expected '<id> (<core>.<major>.<minor>.<patch>)' "
-                           f"or '<id> (<8 hex digits>)', got {text!r}")
+                           f"or '<id> (<8 hex digits>)', got {lx.show(text)}")
 
 
 def _text(attr: str) -> Callable[[Devcoredump, lx.Line, str | None], None]:
@@ -177,15 +179,15 @@ def parse(text: str | bytes) -> Devcoredump:
             i = j
             continue
         if key in seen:
-            raise DevcoredumpError(line.no, f"duplicate '{key}:' (first at line {seen[key]})")
+            raise DevcoredumpError(line.no, f"duplicate {lx.show(key + ':')} (first at line {seen[key]})")
         seen[key] = line.no
         if key in SCALARS:
             if body:
-                raise DevcoredumpError(body[0].no, f"indented line under the scalar '{key}:'")
+                raise DevcoredumpError(body[0].no, f"indented line under the scalar {lx.show(key + ':')}")
             SCALARS[key](dump, line, value)
         else:
             if value is not None:
-                raise DevcoredumpError(line.no, f"section header '{key}:' has a value {value!r}")
+                raise DevcoredumpError(line.no, f"section header {lx.show(key + ':')} has a value {lx.show(value)}")
             attr, handler = sections.SECTIONS[key]
             setattr(dump, attr, handler(body, dump.warnings))
         last_key = key

@@ -175,13 +175,12 @@ def follow_ib(target: int, size: int, level: int, bos: list[BufferObject], gen: 
     ib.bo = bo
     if bo is None:
         return ib
-    contents = bo.dwords()
     start = (target - bo.iova) // 4
     have = len(bo.data) // 4
     ib.dumped = have > start
     if not ib.dumped:
         return ib
-    words = contents[start:start + size]
+    words = bo.window(start, size)
     ib.packets, ib.truncated = decode_stream(words, target, gen, limit)
     if level < 2:
         for sp in ib.packets:

@@ -22,8 +22,11 @@ from gpudbg.dump.devcoredump.model import (
 )
 
 Warnings = list[ParseWarning]
-_VMLOG = re.compile(r"- ([A-Za-z_]+):(-?\d+): 0x([0-9a-fA-F]+)-0x([0-9a-fA-F]+)")
-_QUEUE_HISTORY = re.compile(r"queue-history\[(\d+)\]")
+_VMLOG = re.compile(r"- ([A-Za-z_]+):(-?\d{1,10}): 0x([0-9a-fA-F]{1,16})-0x([0-9a-fA-F]{1,16})")
+_QUEUE_HISTORY = re.compile(r"queue-history\[(\d{1,9})\]")
+# The kernel's rings are 32 KiB (MSM_GPU_RINGBUFFER_SZ); a declared ring
+# larger than this is refused rather than walked dword by dword.
+MAX_RING_BYTES = 1 << 22
 # fault-info keys whose values are hex without 0x and must parse as numbers
 _FAULT_HEX_KEYS = ("ttbr0", "iova", "far")
 
@@ -41,6 +44,10 @@ def ringbuffer(body: list[lx.Line], warnings: Warnings) -> list[Ringbuffer]:
         if rb.size % 4 or rb.size == 0:
             raise DevcoredumpError(item.fields["size"][1].no,
                                    f"ringbuffer {rb.id}: size {rb.size} is not a positive multiple of 4")
+        if rb.size > MAX_RING_BYTES:
+            raise DevcoredumpError(item.fields["size"][1].no, f"ringbuffer {rb.id}: size {rb.size} is over "
+                                   f"the {MAX_RING_BYTES} bytes this reader walks (the kernel's rings "
+                                   f"are 32768)")
         for key, ptr in (("rptr", rb.rptr), ("wptr", rb.wptr)):
             if ptr >= rb.size_dwords:
                 raise DevcoredumpError(item.fields[key][1].no, f"ringbuffer {rb.id}: {key} {ptr} is "
@@ -59,7 +66,7 @@ def bos(body: list[lx.Line], warnings: Warnings) -> list[BufferObject]:
     out: list[BufferObject] = []
     for item in lx.flat_list(body, "bos"):
         what = f"bo at line {item.line.no}"
-        bo = BufferObject(iova=item.hex("iova", what), size=item.udec("size", what),
+        bo = BufferObject(iova=item.hex("iova", what), size=item.udec("size", what, bits=63),  # %zd
                           extra=_extra(item, ("iova", "size", "flags", "name"), what, warnings))
         if item.has("flags"):
             bo.flags = item.hex("flags", what)
@@ -77,7 +84,7 @@ def _extra(item: lx.Item, known: tuple[str, ...], what: str, warnings: Warnings)
     extra = []
     for key, (value, line) in item.fields.items():
         if key not in known:
-            warnings.append(ParseWarning(line.no, f"{what}: unknown field '{key}' kept as text"))
+            warnings.append(ParseWarning(line.no, f"{what}: unknown field {lx.show(key)} kept as text"))
             extra.append((key, value or ""))
     return extra
 
@@ -94,7 +101,7 @@ def registers(body: list[lx.Line], warnings: Warnings, what: str = "registers") 
         elif line.indent == 4 and slice_ is not None and lx.is_register(line):
             regs.append(lx.register(line, slice_))
         else:
-            raise DevcoredumpError(line.no, f"{what}: unexpected line {line.text!r} at indent {line.indent}")
+            raise DevcoredumpError(line.no, f"{what}: unexpected line {lx.show(line.text, 80)} at indent {line.indent}")
     return regs
 
 
@@ -104,7 +111,7 @@ def fault_info(body: list[lx.Line], warnings: Warnings, what: str = "fault-info"
     for line in body:
         if line.indent != 2 or not line.text.startswith("- "):
             raise DevcoredumpError(line.no, f"{what}: expected '  - key=value' or '  - key: value', "
-                                   f"got {line.text!r}")
+                                   f"got {lx.show(line.text, 80)}")
         text = line.text[2:]
         eq, colon = text.find("="), text.find(": ")
         if eq > 0 and (colon < 0 or eq < colon):
@@ -112,7 +119,7 @@ def fault_info(body: list[lx.Line], warnings: Warnings, what: str = "fault-info"
         elif colon > 0:
             key, value, this = text[:colon], text[colon + 2:], FaultForm.COLON
         else:
-            raise DevcoredumpError(line.no, f"{what}: item {line.text!r} is neither key=value nor key: value")
+            raise DevcoredumpError(line.no, f"{what}: item {lx.show(line.text, 80)} is neither key=value nor key: value")
         if form is None:
             form = this
         elif form is not this:
@@ -129,7 +136,7 @@ def vm_log(body: list[lx.Line], warnings: Warnings) -> list[VmLogEntry]:
         m = _VMLOG.fullmatch(line.text)
         if line.indent != 2 or m is None:
             raise DevcoredumpError(line.no, f"vm-log: expected '  - op:queue: 0x<start>-0x<end>', "
-                                   f"got {line.text!r}")
+                                   f"got {lx.show(line.text, 80)}")
         out.append(VmLogEntry(m.group(1), int(m.group(2)), int(m.group(3), 16), int(m.group(4), 16)))
     return out
 
@@ -142,10 +149,10 @@ def gmu(body: list[lx.Line], warnings: Warnings, what: str) -> GmuBuffer:
         line = body[i]
         if line.indent != 4 or line.text.startswith("- "):
             raise DevcoredumpError(line.no, f"{what}: fields are indented 4 spaces with no '- ', "
-                                   f"got {line.text!r} at indent {line.indent}")
+                                   f"got {lx.show(line.text, 80)} at indent {line.indent}")
         key, value = lx.split_kv(line, what)
         if key in seen:
-            raise DevcoredumpError(line.no, f"{what}: duplicate '{key}:' (first at line {seen[key]})")
+            raise DevcoredumpError(line.no, f"{what}: duplicate {lx.show(key + ':')} (first at line {seen[key]})")
         seen[key] = line.no
         m = _QUEUE_HISTORY.fullmatch(key)
         if key == "iova":
@@ -168,7 +175,7 @@ def gmu(body: list[lx.Line], warnings: Warnings, what: str) -> GmuBuffer:
             buf.__post_init__()
             continue
         else:
-            raise DevcoredumpError(line.no, f"{what}: unknown field '{key}'")
+            raise DevcoredumpError(line.no, f"{what}: unknown field {lx.show(key)}")
         i += 1
     return buf
 
@@ -180,7 +187,7 @@ def indexed_registers(body: list[lx.Line], warnings: Warnings) -> list[IndexedRe
         ir = IndexedRegisters(item.text("regs-name", what), item.udec("dwords", what))
         for key in item.fields:
             if key not in ("regs-name", "dwords", "pipe", "slice"):
-                raise DevcoredumpError(item.fields[key][1].no, f"{what}: unknown field '{key}'")
+                raise DevcoredumpError(item.fields[key][1].no, f"{what}: unknown field {lx.show(key)}")
         if item.has("pipe"):
             ir.pipe = item.udec("pipe", what)
         if item.has("slice"):
@@ -200,7 +207,7 @@ def debugbus(body: list[lx.Line], warnings: Warnings) -> list[DebugbusBlock]:
         block = DebugbusBlock(item.text("debugbus-block", what), item.udec("count", what))
         for key in item.fields:
             if key not in ("debugbus-block", "count"):
-                raise DevcoredumpError(item.fields[key][1].no, f"{what}: unknown field '{key}'")
+                raise DevcoredumpError(item.fields[key][1].no, f"{what}: unknown field {lx.show(key)}")
         if item.data is not None:
             lx.check_length(item.data, block.count * 4, item.data_line, f"debugbus {block.name}")
             block.data = item.data
@@ -218,7 +225,7 @@ def shader_blocks(body: list[lx.Line], warnings: Warnings) -> list[ShaderBlock]:
         if line.indent == 2 and line.text.startswith("- "):
             key, value = lx.split_kv(line, "shader-blocks")
             if key != "type" or value is None:
-                raise DevcoredumpError(line.no, f"shader-blocks: items start '- type: NAME', got {line.text!r}")
+                raise DevcoredumpError(line.no, f"shader-blocks: items start '- type: NAME', got {lx.show(line.text, 80)}")
             blocks.append(ShaderBlock(value))
             path = []
             i += 1
@@ -238,7 +245,7 @@ def shader_blocks(body: list[lx.Line], warnings: Warnings) -> list[ShaderBlock]:
         if line.text.startswith("- ") and line.indent >= 4 and line.indent % 2 == 0:
             level = (line.indent - 4) // 2
             if level > len(path):
-                raise DevcoredumpError(line.no, f"shader-blocks: {line.text!r} is nested "
+                raise DevcoredumpError(line.no, f"shader-blocks: {lx.show(line.text, 80)} is nested "
                                        f"{level - len(path)} level(s) too deep")
             key, value = lx.split_kv(line, "shader-blocks")
             del path[level:]
@@ -254,7 +261,7 @@ def shader_blocks(body: list[lx.Line], warnings: Warnings) -> list[ShaderBlock]:
             block.entries.append(ShaderEntry(tuple(path), lx.udec(line, value, "shader-blocks size")))
             i += 1
             continue
-        raise DevcoredumpError(line.no, f"shader-blocks: unexpected line {line.text!r} at indent {line.indent}")
+        raise DevcoredumpError(line.no, f"shader-blocks: unexpected line {lx.show(line.text, 80)} at indent {line.indent}")
     return blocks
 
 
@@ -269,7 +276,7 @@ def clusters(body: list[lx.Line], warnings: Warnings) -> list[Cluster]:
             out[-1].contexts[-1].registers.append(lx.register(line))
             continue
         if not line.text.startswith("- ") or line.indent % 2:
-            raise DevcoredumpError(line.no, f"clusters: unexpected line {line.text!r} at indent {line.indent}")
+            raise DevcoredumpError(line.no, f"clusters: unexpected line {lx.show(line.text, 80)} at indent {line.indent}")
         key, value = lx.split_kv(line, "clusters")
         level = (line.indent - 2) // 2
         if key == "context":
@@ -283,7 +290,7 @@ def clusters(body: list[lx.Line], warnings: Warnings) -> list[Cluster]:
             out.append(Cluster(((key, value or ""),)))
             continue
         if not out or level > len(out[-1].path):
-            raise DevcoredumpError(line.no, f"clusters: {line.text!r} is nested too deep")
+            raise DevcoredumpError(line.no, f"clusters: {lx.show(line.text, 80)} is nested too deep")
         current = out[-1]
         if current.contexts or level < len(current.path):
             out.append(Cluster(current.path[:level] + ((key, value or ""),)))

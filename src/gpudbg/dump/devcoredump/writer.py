@@ -9,14 +9,17 @@ Unknown sections are written back verbatim after the key they followed.
 Blobs are encoded one dword at a time (`z` for zero), trailing zero dwords
 dropped, and an all-zero blob prints no `data:` pair. It refuses a model
 whose sections its layout never prints rather than reordering silently.
+`write_file` puts the text on disk as every dump writer does (files.py):
+atomically, mode 0600, never over an existing file.
 """
 from __future__ import annotations
 
 import os
-import tempfile
+from pathlib import Path
 from typing import Callable
 
 from gpudbg.dump import ascii85
+from gpudbg.dump.files import OnExisting, publish
 from gpudbg.dump.devcoredump.model import (
     Devcoredump, FaultForm, FaultInfo, GmuBuffer, Layout, Register,
 )
@@ -234,16 +237,9 @@ def write(dump: Devcoredump) -> str:
     return "\n".join(out) + "\n"
 
 
-def write_file(dump: Devcoredump, path: str | os.PathLike[str]) -> None:
-    """Write atomically: a temporary file in the same directory, then rename."""
-    text = write(dump)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".devcoredump-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def write_file(dump: Devcoredump, path: str | os.PathLike[str],
+               on_existing: OnExisting = OnExisting.NUMBER) -> Path:
+    """Write a new file, atomically and with mode 0600 (dump/files.py): a
+    taken name becomes NAME.1.devcore, ... (or FileExistsError with
+    REFUSE); an existing file is never replaced. Returns the path written."""
+    return publish(Path(os.path.abspath(path)), write(dump).encode("utf-8"), on_existing)
