@@ -15,6 +15,15 @@ each record costs an 8-byte header plus its formatted text rounded up to 8
 bytes, and records that no longer fit are dropped, as CUDA drops output
 beyond the FIFO. The heap size only takes effect while the heap has not
 been carved (the driver refuses changes after a malloc-using launch).
+
+Local memory has two hardware bounds, checked here for both the driver
+(at enqueue, so the launch call itself fails) and the executor (before the
+first wave, should anything reach it): a thread can address at most
+MAX_LOCAL_PER_THREAD bytes (ptxas refuses a kernel whose frames need more;
+the loader does the same), and the driver backs local memory for every
+thread the device can hold at once (`sm_count * max_threads_per_sm` times
+the per-thread size), which must fit in the device memory still free, else
+the launch fails with CUDA_ERROR_OUT_OF_MEMORY.
 This module does not decide policy (which values are legal); the driver does.
 """
 from __future__ import annotations
@@ -24,6 +33,8 @@ from dataclasses import dataclass
 from typing import Any
 
 PRINTF_RECORD_HEADER = 8
+MAX_LOCAL_PER_THREAD = 512 * 1024   # bytes of local memory per thread, compute capability 9.0
+LOCAL_GRANULE = 16
 
 
 @dataclass(frozen=True)
@@ -84,3 +95,37 @@ def admit_printf(gpu: Any, text: str) -> bool:
         return False
     gpu.printf_fifo_used = used + cost
     return True
+
+
+def thread_local_bytes(function: Any, stack_size: int) -> int:
+    """Local memory a thread of kernel `function` (a loader KernelFunction)
+    needs: its frames, or the stack limit when its call graph recurses."""
+    prog = getattr(function, "program", None)
+    recursive = prog is not None and bool(prog.recursive & prog.reachable(function.name))
+    return max(int(getattr(function, "local_size", 0) or 0), int(stack_size) if recursive else 0)
+
+
+def free_device_bytes(gpu: Any) -> int:
+    """Device memory not allocated yet (the model's size when the GPU keeps
+    no accounts)."""
+    mem = getattr(gpu, "memory", None)
+    capacity = getattr(mem, "capacity", None)
+    if capacity is None:
+        return int(gpu.model.global_memory)
+    return int(capacity) - int(getattr(mem, "used", 0))
+
+
+def local_memory_problem(model: Any, function: Any, stack_size: int, free_bytes: int) -> str | None:
+    """Why a launch of `function` cannot have its local memory backed with
+    `free_bytes` of device memory free (None when it can)."""
+    per_thread = thread_local_bytes(function, stack_size)
+    if per_thread > MAX_LOCAL_PER_THREAD:
+        return (f"kernel {function.name} needs {per_thread} bytes of local memory per thread; a thread "
+                f"can have at most {MAX_LOCAL_PER_THREAD} bytes")
+    threads = int(model.sm_count) * int(model.max_threads_per_sm)
+    reserve = -(-per_thread // LOCAL_GRANULE) * LOCAL_GRANULE * threads
+    if reserve > free_bytes:
+        return (f"kernel {function.name} needs {per_thread} bytes of local memory per thread, {reserve} bytes "
+                f"for the {threads} threads the device holds at once, but only {max(free_bytes, 0)} bytes "
+                f"of device memory are free")
+    return None

@@ -10,9 +10,14 @@ either the whole wave (`idx is None`) or an index array of thread slots.
 Padding lanes (a block whose size is not a multiple of 32 leaves the tail of
 its last warp empty) are allocated but start exited, so warp arithmetic is
 plain `slot // 32`.
+
+Only the wave's own blocks are ever described: the block coordinates
+(`ctaid`, `block_ids`) are lazy views over the wave's range of linear block
+ids (sim/wave_plan.py), so nothing here grows with the grid.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,12 +33,12 @@ class WaveLayout:
     nthreads: int  # slots, including padding lanes
     block_of: np.ndarray  # slot -> index of the resident block in this wave
     tid: tuple[np.ndarray, np.ndarray, np.ndarray]  # uint32 each
-    ctaid: tuple[np.ndarray, np.ndarray, np.ndarray]
+    ctaid: Sequence[np.ndarray]  # blockIdx x/y/z per slot (wave_plan.BlockAxes: built on first read)
     sm: np.ndarray
     warp: np.ndarray  # warp slot on its SM
     lane: np.ndarray
     valid: np.ndarray  # bool: a real thread, not padding
-    block_ids: list[tuple[int, int, int]]  # resident block -> blockIdx
+    block_ids: Sequence[tuple[int, int, int]]  # resident block -> blockIdx (wave_plan.BlockIds)
     block_sm: np.ndarray  # resident block -> sm
     threads_per_block: int  # real threads per block
     slots_per_block: int  # threads rounded up to whole warps

@@ -4,116 +4,55 @@ execution state every instruction closure receives (the `X` of ops/).
 Placement follows the occupancy rules of the device model: blocks per SM
 from threads, registers and shared memory; a wave is `sm_count *
 blocks_per_sm` blocks, dealt to SMs round-robin, each block taking the next
-free warp slots of its SM. The state methods here are the executor's
+free warp slots of its SM. Waves are ranges of linear block ids computed on
+demand (sim/wave_plan.py), so host memory does not grow with the grid; what
+every wave of a launch shares (arrays, memories, the kernel's constants) is
+made once per launch in LaunchResources, so a wave of tiny blocks costs
+little more than its steps. The state methods here are the executor's
 mechanisms that instructions invoke: pc updates, calls and returns with
 their stack frames, exits, barrier arrival and release, and fault reports
 with exact coordinates.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from gpudbg.sim.device_model import occupancy
 from gpudbg.sim import launch_limits
+from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
 from gpudbg.sim.fault_reporting import FaultReporting
-from gpudbg.sim.state import EXITED, PARKED, WaveLayout
+from gpudbg.sim.state import EXITED, PARKED
+from gpudbg.sim.wave_plan import (  # noqa: F401  (re-exported: the executor's names)
+    BlockAxes, WavePlan, WaveRanges, block_array, build_waves, wave_layout)
 
 WARP = 32
 NBARRIERS = 16
 _EMPTY = np.zeros(0, dtype=np.uint32)
 
 
-@dataclass
-class WavePlan:
-    waves: list  # list of lists of linear block ids
-    blocks_per_sm: int
-    threads_per_block: int
-    slots_per_block: int
-    warps_per_block: int
+class LaunchOutOfResources(LaunchAborted):
+    """A launch whose local memory cannot be backed: the driver's error for
+    it is CUDA_ERROR_OUT_OF_MEMORY (`result`), with a message naming the
+    kernel and the sizes."""
+
+    result = "CUDA_ERROR_OUT_OF_MEMORY"
 
 
-def build_waves(model, function, grid, block, shared_bytes) -> WavePlan:
-    threads = block[0] * block[1] * block[2]
-    nblocks = grid[0] * grid[1] * grid[2]
-    per_sm = occupancy(model, threads, function.num_regs, function.static_shared + shared_bytes)
-    per_sm = max(1, per_sm)
-    cap = model.sm_count * per_sm
-    waves = [list(range(s, min(s + cap, nblocks))) for s in range(0, nblocks, cap)]
-    wpb = (threads + WARP - 1) // WARP
-    return WavePlan(waves, per_sm, threads, wpb * WARP, wpb)
+class LaunchConstants:
+    """What every wave of a launch derives from the kernel and the stack
+    limit alone (reachability, entry pc, call depth, local size), computed
+    once instead of per wave."""
 
-
-class BlockAxes:
-    """blockIdx per slot, expanded from per-block values only for the axes
-    a kernel actually reads (most read x alone)."""
-
-    def __init__(self, per_block, slots_per_block: int):
-        self._per_block = per_block
-        self._spb = slots_per_block
-        self._slots: list = [None, None, None]
-
-    def __getitem__(self, axis: int) -> np.ndarray:
-        a = self._slots[axis]
-        if a is None:
-            a = self._slots[axis] = np.repeat(self._per_block[axis].astype(np.uint32), self._spb)
-        return a
-
-    def __len__(self) -> int:
-        return 3
-
-    def __iter__(self):
-        return (self[i] for i in range(3))
-
-
-def _layout(model, plan: WavePlan, grid, block, wave_blocks) -> WaveLayout:
-    """Per-slot coordinates, built from one block's pattern tiled over the
-    wave (memory copies rather than arithmetic over every slot); only the
-    block indices differ between equally sized waves of a launch."""
-    nb = len(wave_blocks)
-    lin = np.asarray(wave_blocks, dtype=np.int64)
-    gx, gy = grid[0], grid[1]
-    bxs, bys, bzs = lin % gx, (lin // gx) % gy, lin // (gx * gy)
-    bid = list(zip(bxs.tolist(), bys.tolist(), bzs.tolist()))
-    spb = plan.slots_per_block
-    ctaid = BlockAxes((bxs, bys, bzs), spb)
-    key = (nb, tuple(block), model.sm_count, plan.slots_per_block)
-    base = _STATIC_LAYOUTS.get(key)
-    if base is None:
-        base = _static_layout(model, plan, block, nb, ctaid, bid)
-        if len(_STATIC_LAYOUTS) >= 8:
-            _STATIC_LAYOUTS.pop(next(iter(_STATIC_LAYOUTS)))
-        _STATIC_LAYOUTS[key] = base
-    return WaveLayout(base.nthreads, base.block_of, base.tid, ctaid, base.sm, base.warp, base.lane,
-                      base.valid, bid, base.block_sm, base.threads_per_block, spb, base.linear_tid)
-
-
-# The block-independent parts of a layout (read-only arrays), shared by
-# every launch with the same geometry.
-_STATIC_LAYOUTS: dict = {}
-
-
-def _static_layout(model, plan, block, nb, ctaid, bid) -> WaveLayout:
-    spb = plan.slots_per_block
-    n = nb * spb
-    t = np.arange(spb, dtype=np.int64)
-    bx, by = block[0], block[1]
-    pattern_valid = t < plan.threads_per_block
-    tid = tuple(np.tile(a.astype(np.uint32), nb) for a in (t % bx, (t // bx) % by, t // (bx * by)))
-    lane = np.tile((t % WARP).astype(np.uint32), nb)
-    valid = np.tile(pattern_valid, nb)
-    local_block = np.arange(nb)
-    block_sm = (local_block % model.sm_count).astype(np.uint32)
-    warp_base = ((local_block // model.sm_count) * plan.warps_per_block).astype(np.uint32)
-    block_of = np.repeat(local_block, spb)
-    sm = np.repeat(block_sm, spb)
-    warp = np.repeat(warp_base, spb) + np.tile((t // WARP).astype(np.uint32), nb)
-    linear_tid = np.tile(t, nb)
-    return WaveLayout(n, block_of, tid, ctaid, sm, warp, lane, valid, bid, block_sm,
-                      plan.threads_per_block, spb, linear_tid)
+    def __init__(self, gpu, function):
+        prog = function.program
+        self.stack_limit = stack_limit_of(gpu)
+        self.reach = prog.reachable(function.name)
+        self.entry = prog.functions[function.name].entry_pc
+        self.max_depth = prog.max_call_depth(function.name, self.stack_limit)
+        self.local_size = launch_limits.thread_local_bytes(function, self.stack_limit)
+        self.live_regs = [prog.reg_names[k][0] in self.reach for k in range(len(prog.reg_dtypes))]
+        self.param_offsets = {p.name: p.offset for p in function.params}
 
 
 class LaunchResources:
@@ -125,25 +64,68 @@ class LaunchResources:
 
     @classmethod
     def for_launch(cls, gpu, plan: WavePlan, function, shared_bytes: int, local_size: int) -> "LaunchResources":
-        key = (id(function.program), function.name, max((len(w) for w in plan.waves), default=0),
-               plan.slots_per_block,
+        key = (id(function.program), function.name, plan.largest_wave, plan.slots_per_block,
                function.static_shared + int(shared_bytes), local_size)
         cached = getattr(gpu, "_launch_resources", None)
         if cached is not None and cached[0] == key and cached[2] is function.program:
             return cached[1]
-        res = cls(plan, function, shared_bytes, local_size)
+        gpu._launch_resources = None      # the previous launch's buffers go before new ones are made
+        problem = launch_limits.local_memory_problem(gpu.model, function, stack_limit_of(gpu),
+                                                     launch_limits.free_device_bytes(gpu))
+        if problem is not None:
+            raise LaunchOutOfResources(f"out of memory: {problem}")
+        try:
+            res = cls(plan, function, shared_bytes, local_size)
+        except (MemoryError, ValueError) as e:
+            nslots = plan.largest_wave * plan.slots_per_block
+            raise LaunchOutOfResources(
+                f"out of memory: the simulator cannot back the local memory of kernel {function.name}: "
+                f"{nslots} resident threads x {local_size} bytes = {nslots * local_size} bytes "
+                f"({type(e).__name__}: {e})") from None
         gpu._launch_resources = (key, res, function.program)
         return res
 
     def __init__(self, plan: WavePlan, function, shared_bytes: int, local_size: int):
-        nmax = max(len(w) for w in plan.waves) * plan.slots_per_block if plan.waves else 0
-        nb = max((len(w) for w in plan.waves), default=0)
+        nb = plan.largest_wave
+        nmax = nb * plan.slots_per_block
         shared = function.static_shared + int(shared_bytes)
         self.smem = SegmentedMemory(Space.SHARED, max(nb, 1), max(shared, 1))
         self.smem.set_uniform_limit(shared)
         self.lmem = SegmentedMemory(Space.LOCAL, max(nmax, 1), max(local_size, 1))
         self.lmem.set_uniform_limit(local_size)
         self._arrays: dict = {}
+        self._constants: tuple | None = None
+        self.slots = np.arange(max(nmax, 1), dtype=np.int64)
+        self.slots.flags.writeable = False
+
+    def constants(self, gpu, function) -> LaunchConstants:
+        """The launch constants for `function` under the GPU's current stack
+        limit (recomputed when either changes)."""
+        c = self._constants
+        if c is None or c[0] is not function or c[1].stack_limit != stack_limit_of(gpu):
+            c = self._constants = (function, LaunchConstants(gpu, function))
+        return c[1]
+
+    def start_pcs(self, layout, entry: int) -> np.ndarray:
+        """Initial scheduling pcs: `entry` for real threads, EXITED for the
+        padding lanes (cached per layout)."""
+        key = ("start", layout.nthreads, entry)
+        a = self._arrays.get(key)
+        if a is None or a.shape[0] != layout.nthreads:
+            a = self._arrays[key] = np.where(layout.valid, np.int64(entry), EXITED).astype(np.int64)
+        return a
+
+    def no_barriers(self, nb: int) -> np.ndarray:
+        """A read-only all-zero (nb, NBARRIERS) table."""
+        a = self._arrays.get("nobar")
+        if a is None or a.shape[0] < nb:
+            a = self._arrays["nobar"] = np.zeros((nb, NBARRIERS), dtype=np.int64)
+            a.flags.writeable = False
+        return a[:nb]
+
+    def all_slots(self, n: int) -> np.ndarray:
+        """0..n-1 (read-only, shared by the waves)."""
+        return self.slots[:n] if n <= self.slots.shape[0] else np.arange(n, dtype=np.int64)
 
     def zeros(self, key, shape, dtype) -> np.ndarray:
         dtype = np.dtype(dtype)
@@ -175,10 +157,12 @@ def device_heap(gpu):
     return heap
 
 
+def stack_limit_of(gpu) -> int:
+    return int(getattr(gpu, "stack_size", None) or getattr(gpu.model, "default_stack_size", 1024))
+
+
 def local_size_for(gpu, function) -> int:
-    prog = function.program
-    limit = int(getattr(gpu, "stack_size", None) or getattr(gpu.model, "default_stack_size", 1024))
-    return max(function.local_size, limit if prog.recursive & prog.reachable(function.name) else 0)
+    return launch_limits.thread_local_bytes(function, stack_limit_of(gpu))
 
 
 class WaveExecution(FaultReporting):
@@ -194,7 +178,8 @@ class WaveExecution(FaultReporting):
         self.block_dim = block
         self.grid_id = grid_id
         self.kparams = bytes(params)
-        self.kparam_offsets = {p.name: p.offset for p in function.params}
+        const = res.constants(gpu, function)
+        self.kparam_offsets = const.param_offsets
         self.dynamic_shared = int(shared_bytes)
         self.shared_per_block = function.static_shared + int(shared_bytes)
         self.shared_symbols = function.shared_layout
@@ -209,24 +194,26 @@ class WaveExecution(FaultReporting):
         self.cycle_base = int(getattr(gpu, "clock_cycles", 0))
         self.step_pc = 0  # first pc of the step being executed (see clock)
         self.printf_out: list[str] = []
-        L = self.layout = _layout(self.model, plan, grid, block, wave_blocks)
+        self.wave_blocks = wave_blocks      # linear block ids (a range from the plan)
+        self._block_array: np.ndarray | None = None
+        L = self.layout = wave_layout(self.model, plan, grid, block, wave_blocks)
         self.plan = plan
         n = self.n = L.nthreads
-        self.all_slots = np.arange(n, dtype=np.int64)
+        self.all_slots = res.all_slots(n)
         prog = self.program
-        reach = prog.reachable(function.name)
-        self.regs = [res.reuse(("r", k), (n,), dt) if prog.reg_names[k][0] in reach else _EMPTY
+        live = const.live_regs
+        self.regs = [res.reuse(("r", k), (n,), dt) if live[k] else _EMPTY
                      for k, dt in enumerate(prog.reg_dtypes)]
         self.reg_ids = {id(a) for a in self.regs}  # identity of current register arrays
-        entry = prog.functions[function.name].entry_pc
+        entry = const.entry
         self.all_valid = plan.threads_per_block == plan.slots_per_block
+        self.sched = res.reuse("sched", (n,), np.int64)
         if self.all_valid:
-            self.sched = res.reuse("sched", (n,), np.int64)
             self.sched.fill(entry)
         else:
-            self.sched = np.where(L.valid, np.int64(entry), EXITED).astype(np.int64)
+            np.copyto(self.sched, res.start_pcs(L, entry))
         self.park_pc = res.reuse("park", (n,), np.int64)
-        self.max_depth = prog.max_call_depth(function.name, self.stack_limit())
+        self.max_depth = const.max_depth
         calls = self.max_depth > 1
         # Without calls nothing moves a thread's depth or stack pointer, so
         # the arrays kept from an earlier wave are still all zero.
@@ -242,15 +229,23 @@ class WaveExecution(FaultReporting):
         self.block_live = np.full(nb, plan.threads_per_block, dtype=np.int64)
         # only meaningful for parked threads, which set it as they park
         self.bar_wait = res.reuse("barwait", (n,), np.int64)
-        self.bar_arrivals = np.zeros((nb, NBARRIERS), dtype=np.int64)
-        self.bar_expected = np.zeros((nb, NBARRIERS), dtype=np.int64)
-        self.bar_redsum = np.zeros((nb, NBARRIERS), dtype=np.int64)
+        # per (block, barrier) counters: a shared read-only zero table until
+        # the wave's first barrier arrival makes them its own
+        self.bar_arrivals = self.bar_expected = self.bar_redsum = res.no_barriers(nb)
+        self._bars_own = False
         self.gmem = gpu.memory
         self.smem = res.smem
-        self.local_size = local_size_for(gpu, function)
+        self.local_size = const.local_size
         self.lmem = res.lmem
         self.generic = GenericAddressing(self.gmem, self.smem, self.lmem)
-        self._wave_blocks = wave_blocks
+
+    @property
+    def _wave_blocks(self) -> np.ndarray:
+        """The wave's linear block ids as an int64 array (made on first use)."""
+        a = self._block_array
+        if a is None:
+            a = self._block_array = block_array(self.wave_blocks)
+        return a
 
     # ------------------------------------------------------------ basics
     @property
@@ -326,7 +321,7 @@ class WaveExecution(FaultReporting):
             return
         self.sched[idx] = EXITED
         self.block_live -= np.bincount(self.layout.block_of[idx], minlength=len(self.block_live))
-        if (self.bar_arrivals > 0).any():
+        if self._bars_own and (self.bar_arrivals > 0).any():
             self.release_barriers()
 
     # ------------------------------------------------------------ calls
@@ -440,6 +435,11 @@ class WaveExecution(FaultReporting):
         threads pass straight through; otherwise they park until
         release_barriers finds their barrier complete."""
         nb = len(self.block_live)
+        if not self._bars_own:
+            self.bar_arrivals = np.zeros((nb, NBARRIERS), dtype=np.int64)
+            self.bar_expected = np.zeros((nb, NBARRIERS), dtype=np.int64)
+            self.bar_redsum = np.zeros((nb, NBARRIERS), dtype=np.int64)
+            self._bars_own = True
         blocks = self.layout.block_of if idx is None else self.layout.block_of[idx]
         ids = np.asarray(ids, dtype=np.int64)
         if ids.ndim == 0 or (ids.size and (ids == ids.flat[0]).all()):
@@ -485,6 +485,8 @@ class WaveExecution(FaultReporting):
 
     def release_barriers(self, final: bool = False) -> bool:
         released_any = False
+        if not self._bars_own:      # no arrival yet in this wave
+            return False
         for bid in np.flatnonzero(self.bar_arrivals.any(axis=0)):
             arr = self.bar_arrivals[:, bid]
             exp = np.where(self.bar_expected[:, bid] > 0, self.bar_expected[:, bid], self.block_live)
@@ -530,8 +532,9 @@ class WaveExecution(FaultReporting):
     def thread_order_key(self, slots):
         """Sort key putting threads in (block, thread) order, as device
         printf output appears."""
-        linear_block = np.asarray(self._wave_blocks, dtype=np.int64)[self.layout.block_of[slots]]
-        return linear_block * (1 << 20) + self.layout.linear_tid[slots]
+        # a wave's blocks are consecutive in linear order, so the resident
+        # index orders them (and stays small for the largest grids)
+        return self.layout.block_of[slots].astype(np.int64) * (1 << 20) + self.layout.linear_tid[slots]
 
     def emit_printf(self, text: str) -> None:
         if launch_limits.admit_printf(self.gpu, text):   # the FIFO drops what does not fit
