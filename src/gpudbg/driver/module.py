@@ -26,6 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from gpudbg.sim import debug_port, instrument
+from gpudbg.sim import launch_limits as sim_launch_limits
 from gpudbg.driver import commands as C
 from gpudbg.driver import fatbin as FB
 from gpudbg.driver import launch_config, limits
@@ -514,6 +515,11 @@ def validate_launch(context: Any, function: Function, grid: Sequence[int], block
         raise EngineError(CUresult.CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                           f"{function.name} with {threads} threads of {k.num_regs} registers and "
                           f"{shared} bytes of shared memory cannot fit on one SM")
+    problem = sim_launch_limits.local_memory_problem(   # local memory for every thread the device holds
+        m, k, int(getattr(context, "limits", {}).get("stack_size", 0) or 0),
+        sim_launch_limits.free_device_bytes(context.gpu))
+    if problem is not None:
+        raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, problem)
     return g, b
 
 

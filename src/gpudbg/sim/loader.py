@@ -4,8 +4,10 @@ translate its functions, and describe each kernel for the driver
 (parameter layout, registers, shared and local memory, launch limits).
 
 Loading is where every error a module can have is found: an unsupported
-instruction, an undefined symbol or an initializer that does not fit fails
-here with the PTX location, so a launch never discovers a broken module.
+instruction, an undefined symbol, an initializer that does not fit or a
+kernel whose frames need more local memory than a thread can have (512 KiB,
+what ptxas refuses) fails here with the PTX location, so a launch never
+discovers a broken module.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
+from gpudbg.sim.launch_limits import MAX_LOCAL_PER_THREAD
 from gpudbg.sim.memory import AllocationKind
 from gpudbg.sim.program import INSTRUCTION_BYTES, LoadError, Program
 
@@ -106,9 +109,13 @@ def load_module(gpu, module: ir.Module) -> LoadedModule:
         raise
     loaded = LoadedModule(gpu, module, program, {}, {n: (symbols[n], sizes[n]) for n in symbols},
                           allocations, code)
-    for f in module.functions.values():
-        if f.kind == "entry" and f.body is not None:
-            loaded.functions[f.name] = _describe_kernel(gpu, loaded, f)
+    try:
+        for f in module.functions.values():
+            if f.kind == "entry" and f.body is not None:
+                loaded.functions[f.name] = _describe_kernel(gpu, loaded, f)
+    except Exception:
+        loaded.unload()
+        raise
     return loaded
 
 
@@ -177,9 +184,13 @@ def _describe_kernel(gpu, loaded: LoadedModule, f: ir.Function) -> KernelFunctio
             dims = f.directives[key]
             dims = dims if isinstance(dims, (tuple, list)) else (dims,)
             max_threads = min(max_threads, int(np.prod([int(d) for d in dims])))
+    local = program.max_stack(f.name)
+    if local > MAX_LOCAL_PER_THREAD:    # what ptxas refuses ("uses too much local data")
+        raise LoadError(f"{f.loc}: entry function {f.name} uses too much local data ({local} bytes of "
+                        f"local memory per thread, {MAX_LOCAL_PER_THREAD} max)")
     return KernelFunction(
         name=f.name, module=loaded, params=params, param_size=off, num_regs=regs,
-        static_shared=static, local_size=program.max_stack(f.name),
+        static_shared=static, local_size=local,
         max_threads_per_block=max_threads, code_address=program.code_address(program.functions[f.name].entry_pc),
         shared_layout=layout, directives=dict(f.directives))
 
