@@ -173,3 +173,95 @@ def test_events_order_streams_as_before_under_concurrency(dev):
     assert mc.mcEventQuery(ev) == (S,)
     assert (_read(y, 32) == 400).all()
     assert mc.mcDeviceSynchronize() == (S,)
+
+
+# ---------------------------------------------------------------- per-kernel machinery, several kernels at once
+SPIN_SRC = r'''
+extern "C" __global__ void spin(volatile unsigned *flag) { while (*flag == 0) { } }
+'''
+
+
+def test_the_kernel_watch_stops_every_running_kernel(dev, ptx, monkeypatch):
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "1")
+    k, a, b = dev
+    flags = [_malloc(4), _malloc(4)]
+    outs = [_malloc(4 * THREADS), _malloc(4 * THREADS)]
+    for s, flag, out in zip((a, b), flags, outs):
+        started, _view = _pinned_word()
+        assert mc.mcLaunchKernel(k["consumer"], 1, THREADS, [flag, out, started, _malloc(16)], 0, s) == (S,)
+    t0 = time.monotonic()
+    assert mc.mcStreamSynchronize(a) == (E.mcErrorLaunchTimeout,)
+    assert mc.mcStreamSynchronize(b) == (E.mcErrorLaunchTimeout,)
+    assert time.monotonic() - t0 < 15
+    assert get_engine().current_device().gpu.sm_pool.wait_idle(10)
+
+
+def test_ctrl_c_cancels_every_running_kernel(dev):
+    from gpudbg.sim import kernel_watch
+    k, a, b = dev
+    views = []
+    for s in (a, b):
+        started, view = _pinned_word()
+        views.append(view)
+        args = [_malloc(4), _malloc(4 * THREADS), started, _malloc(16)]
+        assert mc.mcLaunchKernel(k["consumer"], 1, THREADS, args, 0, s) == (S,)
+    deadline = time.monotonic() + 20
+    while not all(v[0] for v in views):          # both kernels spin at once
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    kernel_watch.cancel("Ctrl-C")
+    try:
+        assert mc.mcStreamSynchronize(a) == (E.mcErrorLaunchTimeout,)
+        assert mc.mcStreamSynchronize(b) == (E.mcErrorLaunchTimeout,)
+    finally:
+        kernel_watch.clear()
+    # the context's fault reported at once; the aborted kernels give their SMs back
+    assert get_engine().current_device().gpu.sm_pool.wait_idle(10)
+
+
+def test_racecheck_keeps_each_concurrent_kernels_state(ptx):
+    """racecheck's per-launch state belongs to the kernel's own thread: a
+    producer kernel that starts and ends while the consumer spins must not
+    take the consumer's state with it (its race after the spin is found)."""
+    from gpudbg.driver.engine import reset_engine
+    from gpudbg.sanitizer.config import CheckConfig
+    from gpudbg.sanitizer.findings import ToolName
+    from gpudbg.sanitizer.report import Reporter
+    from gpudbg.sanitizer.session import SanitizerSession
+    race_src = SRC + r'''
+extern "C" __global__ void racy_consumer(volatile unsigned *flag, unsigned *out, volatile unsigned *started) {
+    __shared__ unsigned s[64];
+    if (threadIdx.x == 0) { *started = 1; __threadfence_system(); }
+    while (*flag == 0) { }
+    s[threadIdx.x] = threadIdx.x;
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 64];
+}
+'''
+    reset_engine()
+    texts: list[str] = []
+    config = CheckConfig(tool=ToolName("racecheck"))
+    reporter = Reporter(config.print_limit, config.show_backtrace, write=texts.append)
+    session = SanitizerSession(config, reporter).start()
+    try:
+        err, m = mc.mcModuleLoadData(compile_ptx(race_src, name="race_cross.cu"))
+        assert err == S
+        consumer = mc.mcModuleGetFunction(m, "racy_consumer")[1]
+        producer = mc.mcModuleGetFunction(m, "producer")[1]
+        a, b = mc.mcStreamCreateWithFlags(1)[1], mc.mcStreamCreateWithFlags(1)[1]
+        flag, out, where = _malloc(4), _malloc(4 * 64), _malloc(16)
+        started, view = _pinned_word()
+        assert mc.mcLaunchKernel(consumer, 1, 64, [flag, out, started], 0, a) == (S,)
+        deadline = time.monotonic() + 20
+        while view[0] == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.001)
+        assert mc.mcLaunchKernel(producer, 1, 1, [flag, 3, where], 0, b) == (S,)
+        assert mc.mcStreamSynchronize(b) == (S,)
+        assert mc.mcStreamSynchronize(a) == (S,)
+        kinds = [f.kind for f in reporter.findings]
+        assert kinds == ["shared_race_raw"], kinds
+    finally:
+        try:
+            session.finish()
+        finally:
+            reset_engine()

@@ -46,13 +46,17 @@ arrived; global-memory message passing between blocks (fences plus
 atomic flags, volatile or acquire/release accesses, grid syncs) is not
 modelled, so such protocols are reported as races; races inside one
 block in global memory, and between different launches, are not checked.
-Launches on several GPUs at once each get their own state.
+Launches running at once (on several GPUs, or concurrent kernels of one
+GPU, each executed by its own thread) each get their own state, and a
+launch that starts while another runs gets its own global shadows, so the
+accesses of different launches are never judged against each other.
 """
 from __future__ import annotations
 
 import dataclasses
 import enum
 import itertools
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,10 +117,13 @@ class RacecheckTool(Tool):
         self.config = config
         self.reporter = reporter
         self._clock = itertools.count(1)
-        self._states: dict[int, LaunchState] = {}
+        # per running launch: (GPU, the thread executing it); several grids
+        # of one GPU run at once, each on its own engine thread
+        self._states: dict[tuple[int, int], LaunchState] = {}
         self._global: dict[int, tuple[Any, Shadow]] = {}   # id(allocation) -> shadow
         # per GPU: temporaries, the shared-memory shadow and the recent
-        # allocations (LaunchState.recent), kept from launch to launch
+        # allocations (LaunchState.recent), kept from launch to launch (a
+        # launch takes them; one running beside it starts its own)
         self._per_gpu: dict[int, tuple[Scratch, Shadow | None, list]] = {}
         self._host_sites: dict[tuple[int, int], list[str]] = {}
 
@@ -125,6 +132,10 @@ class RacecheckTool(Tool):
         if len(self._host_sites) > 256:
             self._host_sites.clear()
         self._host_sites[(id(gpu), grid_id)] = sites.host_site()
+
+    @staticmethod
+    def _key(gpu: Any) -> tuple[int, int]:
+        return id(gpu), threading.get_ident()
 
     def launch_begin(self, launch: Launch) -> None:
         key = id(launch.gpu)
@@ -137,32 +148,37 @@ class RacecheckTool(Tool):
             self._global.clear()
             self._per_gpu.clear()
             base = next(self._clock)
-        scratch, shared, recent = self._per_gpu.get(key) or (Scratch(), None, [])
-        self._states[key] = LaunchState(launch, base, host, scratch, shared, recent)
+        scratch, shared, recent = self._per_gpu.pop(key, None) or (Scratch(), None, [])
+        st = LaunchState(launch, base, host, scratch, shared, recent)
+        # alone: the shadows kept from launch to launch; beside another launch: its own
+        st.shadows = self._global if not self._states else {}
+        self._states[self._key(launch.gpu)] = st
 
     def wave_begin(self, X: Any) -> None:
-        st = self._states.get(id(X.gpu))
+        st = self._states.get(self._key(X.gpu))
         if st is not None:
             st.begin_wave(X, next(self._clock))
 
     def launch_end(self, launch: Launch, fault: BaseException | None) -> None:
-        st = self._states.pop(id(launch.gpu), None)
+        st = self._states.pop(self._key(launch.gpu), None)
         if st is None:
             return
-        self._per_gpu[id(launch.gpu)] = (st.scratch, st.shared, st.recent)
+        # a launch with its own shadows leaves no recent list pointing at them
+        self._per_gpu[id(launch.gpu)] = (st.scratch, st.shared, st.recent if st.shadows is self._global else [])
         for race in st.races.values():
             self.reporter.add(self._finding(race, st))
 
     def freed(self, memory: Any, allocation: Any) -> None:
         self._global.pop(id(allocation), None)
         for st in list(self._states.values()):
+            st.shadows.pop(id(allocation), None)
             st.recent = [e for e in st.recent if e[2] is not allocation]
         for key, (scratch, shared, recent) in list(self._per_gpu.items()):
             self._per_gpu[key] = (scratch, shared, [e for e in recent if e[2] is not allocation])
 
     # ---------------------------------------------------------------- synchronization
     def barrier_complete(self, X: Any, blocks: np.ndarray, barrier: int) -> None:
-        st = self._states.get(id(X.gpu))
+        st = self._states.get(self._key(X.gpu))
         if st is None:
             return
         stamp = next(self._clock)
@@ -178,7 +194,7 @@ class RacecheckTool(Tool):
         accesses after it once every live lane of the mask has arrived."""
         if sync.op != WARP_SYNC_OP or not len(sync.slots):
             return
-        st = self._states.get(id(X.gpu))
+        st = self._states.get(self._key(X.gpu))
         if st is None:
             return
         slots = sync.slots
@@ -205,7 +221,7 @@ class RacecheckTool(Tool):
             return
         if not len(access.slots):
             return
-        st = self._states.get(id(X.gpu))
+        st = self._states.get(self._key(X.gpu))
         if st is None:
             return
         stamp = next(self._clock)
@@ -275,10 +291,11 @@ class RacecheckTool(Tool):
         """The shadow of allocation `a` (made on its first access, with
         units no larger than that access or the base's alignment), now the
         most recent one."""
-        entry = self._global.get(id(a))
+        shadows = st.shadows
+        entry = shadows.get(id(a))
         if entry is None:
             g = min(START_GRANULARITY, a.base & -a.base or 1, size & -size)
-            entry = self._global[id(a)] = (a, Shadow(a.size, g))
+            entry = shadows[id(a)] = (a, Shadow(a.size, g))
         st.recent[:] = [(a.base, a.base + a.size, a, entry[1])] + [
             e for e in st.recent if e[2] is not a][:RECENT_ALLOCATIONS - 1]
         return entry[1]

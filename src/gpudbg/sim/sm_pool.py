@@ -286,12 +286,16 @@ class SMPool:
         """For tests: until no block is resident (False at the timeout)."""
         deadline = time.monotonic() + timeout
         with self.cv:
-            while self._leases:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self.cv.wait(left)
-            return True
+            self._waiting += 1
+            try:
+                while self._leases:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self.cv.wait(left)
+                return True
+            finally:
+                self._waiting -= 1
 
 
 def pool_for(gpu: Any) -> SMPool:

@@ -1,0 +1,224 @@
+"""The concurrent device (issue 14, finding 4): the SM pool's placement and
+waiting, engines beside the front end, and the per-kernel machinery that
+must hold with several grids in flight (kernel watch, hang detection,
+racecheck's per-launch state)."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpudbg.driver import commands as C
+from gpudbg.driver.channel import Channel
+from gpudbg.sim.device_model import DeviceModel, occupancy
+from gpudbg.sim.gpu import SimGPU
+from gpudbg.sim.memory.spaces import AllocationKind
+from gpudbg.sim.sm_pool import BlockShape, SMPool
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "driver"))
+from gpudbg_fakes import make_kernel  # noqa: E402
+
+
+# ---------------------------------------------------------------- the SM pool
+def shape(model, threads=256, regs=32, shared=0):
+    per_sm = max(1, occupancy(model, threads, regs, shared))
+    return BlockShape.of(model, threads, regs, shared, per_sm), per_sm
+
+
+@pytest.mark.parametrize("threads,regs,shared", [(256, 32, 0), (1024, 64, 0), (32, 255, 0), (128, 16, 40_000),
+                                                 (96, 0, 0), (64, 200, 100_000)])
+def test_a_lone_grid_gets_its_occupancy_on_every_sm(threads, regs, shared):
+    model = DeviceModel()
+    pool = SMPool(model)
+    s, per_sm = shape(model, threads, regs, shared)
+    full = model.sm_count * per_sm
+    p = pool.try_acquire("g", s, full + 5)          # more than fit: capped at a full wave
+    assert p.count == full
+    assert pool.try_acquire("h", s, 1) is None     # nothing left of that shape
+    pool.release(p)
+    p = pool.try_acquire("g", s, full)
+    assert p.default and p.count == full           # empty pool: the layout's own placement
+    pool.release(p)
+    assert pool.resident_blocks == 0 and pool.resident_grids == 0
+
+
+def test_a_second_grid_gets_distinct_warp_slots_within_the_limits():
+    model = DeviceModel()
+    pool = SMPool(model)
+    big, per_sm = shape(model, 512, 32)             # 16 warps a block, 4 blocks per SM
+    small, _ = shape(model, 64, 32)
+    first = pool.try_acquire("a", big, model.sm_count * per_sm - 3)   # leaves 3 SMs with room for one
+    second = pool.try_acquire("b", small, 1000)
+    assert first.default and not second.default
+    assert pool.peak_grids == 2
+    # written down once a second grid came: both placements as arrays
+    used = {}
+    for p in (first, second):
+        for sm, warps in zip(p.block_sm.tolist(), p.block_warps.tolist()):
+            for w in warps:
+                assert (sm, w) not in used, "two blocks in one warp slot"
+                used[(sm, w)] = p.owner
+    per_sm_warps = np.bincount([sm for sm, _ in used], minlength=model.sm_count)
+    assert per_sm_warps.max() <= model.warp_slots_per_sm
+    assert second.count == 3 * (16 // 2)           # the 3 free block-sized holes, 2-warp blocks
+    pool.release(first)
+    pool.release(second)
+    assert pool.resident_blocks == 0 and pool.free_warps.all() and not pool.used.any()
+
+
+def test_a_grid_that_finds_no_room_waits_until_one_is_released():
+    model = DeviceModel(sm_count=2)
+    pool = SMPool(model)
+    s, per_sm = shape(model, 1024, 32)
+    hog = pool.try_acquire("hog", s, 2 * per_sm)
+    got = []
+    t = threading.Thread(target=lambda: got.append(pool.acquire("late", s, 1)))
+    t.start()
+    t.join(0.2)
+    assert t.is_alive() and pool.waits == 1
+    pool.release(hog)
+    t.join(5)
+    assert got and got[0].count == 1
+    pool.release(got[0])
+
+
+def test_a_waiting_grid_gives_up_when_told():
+    model = DeviceModel(sm_count=1)
+    pool = SMPool(model)
+    s, per_sm = shape(model, 1024, 32)
+    hog = pool.try_acquire("hog", s, per_sm)
+
+    class Stop(Exception):
+        pass
+
+    calls = []
+
+    def abort():
+        calls.append(1)
+        if len(calls) > 2:
+            raise Stop()
+    with pytest.raises(Stop):
+        pool.acquire("late", s, 1, abort)
+    pool.release(hog)
+
+
+# ---------------------------------------------------------------- engines beside the front end
+class Blocking:
+    """A fake executor whose kernels wait for `release` (or a flag)."""
+
+    def __init__(self):
+        self.release = threading.Event()
+        self.running = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, gpu, function, grid, block, shared, params, grid_id):
+        with self.lock:
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        try:
+            assert self.release.wait(10), "never released"
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+@pytest.fixture
+def gpu():
+    ex = Blocking()
+    g = SimGPU(executor=ex)
+    g.ex = ex
+    yield g
+    ex.release.set()
+    g.shutdown()
+
+
+def launch(gpu, name="k", grid_id=1):
+    kernel = make_kernel(name)
+    gpu.register_function(kernel)
+    d = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
+    d.data[:] = list(C.encode_descriptor(
+        code_address=kernel.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=32, block_y=1,
+        block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=grid_id, host_tid=0))
+    return C.make(C.Opcode.LAUNCH, descriptor=d.base)
+
+
+def test_copies_memsets_and_quick_commands_run_while_a_kernel_runs(gpu):
+    busy, other = Channel(gpu, 1), Channel(gpu, 1)
+    buf = gpu.memory.alloc(64, AllocationKind.DEVICE)
+    fk = busy.push([launch(gpu)])
+    fo = other.push([C.make(C.Opcode.MEMSET, dst=buf.base, value=7, element_size=1, count=16),
+                     C.make(C.Opcode.COPY, src=buf.base, dst=buf.base + 16, size=16),
+                     C.make(C.Opcode.MEMSET_2D, dst=buf.base + 32, pitch=8, value=3, element_size=1,
+                            width=4, height=2),
+                     C.make(C.Opcode.WRITE_VALUE, address=buf.base + 48, value=99, width=4, flags=0)])
+    assert other.semaphore.wait(fo, timeout=5)      # done while the kernel still runs
+    assert not busy.semaphore.wait(fk, timeout=0.01)
+    d = buf.data
+    assert (d[:32] == 7).all() and list(d[32:44]) == [3, 3, 3, 3, 0, 0, 0, 0, 3, 3, 3, 3]
+    assert int(d[48:52].view(np.uint32)[0]) == 99
+    gpu.ex.release.set()
+    busy.wait(fk)
+
+
+def test_a_channels_commands_stay_in_order_behind_its_kernel(gpu):
+    ch = Channel(gpu, 1)
+    buf = gpu.memory.alloc(8, AllocationKind.DEVICE)
+    f = ch.push([launch(gpu), C.make(C.Opcode.MEMSET, dst=buf.base, value=5, element_size=1, count=8)])
+    time.sleep(0.05)
+    assert (buf.data == 0).all()           # the memset waits for the kernel before it
+    gpu.ex.release.set()
+    ch.wait(f)
+    assert (buf.data == 5).all()
+
+
+def test_kernels_of_many_channels_are_in_flight_together(gpu):
+    chans = [Channel(gpu, 1) for _ in range(5)]
+    fences = [ch.push([launch(gpu, f"k{i}", i)]) for i, ch in enumerate(chans)]
+    with gpu.cv:
+        assert gpu.cv.wait_for(lambda: len(gpu.frontend.executing) == 5, 5)
+        assert gpu.frontend.blocked_heads() is None            # busy engines are progress
+        token = gpu.frontend.progress_token()
+    assert gpu.ex.peak == 5
+    gpu.ex.release.set()
+    for ch, f in zip(chans, fences):
+        ch.wait(f)
+    with gpu.cv:
+        assert gpu.frontend.progress_token() != token and not gpu.frontend.executing
+
+
+def test_a_fault_aborts_the_contexts_other_running_kernels():
+    from gpudbg.sim.engines import current_job
+    from gpudbg.sim.faults import KernelFault
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "driver"))
+    from gpudbg_fakes import report
+    started = threading.Event()
+    seen = []
+
+    def executor(gpu, function, grid, block, shared, params, grid_id):
+        if function.name == "boom":
+            assert started.wait(5)
+            raise KernelFault(report())
+        started.set()
+        job = current_job()
+        deadline = time.monotonic() + 5
+        while job.abort is None and time.monotonic() < deadline:
+            time.sleep(0.001)
+        seen.append(job.abort)
+    g = SimGPU(executor=executor)
+    try:
+        a, b, other = Channel(g, 3), Channel(g, 3), Channel(g, 4)
+        fa = a.push([launch(g, "spin", 1)])
+        fb = b.push([launch(g, "boom", 2)])
+        b.wait(fb), a.wait(fa)         # the fault retires both channels at once
+        with g.cv:                     # the spinning kernel stops soon after
+            assert g.cv.wait_for(lambda: not g.frontend.executing, 5)
+        assert seen and "its context failed" in seen[0]
+        assert a.error is b.error and a.error is not None
+        assert other.error is None
+    finally:
+        g.shutdown()
