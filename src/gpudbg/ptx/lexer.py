@@ -10,15 +10,17 @@ and special-register components stay attached (`%tid.x`), because in PTX a
 dot directly after a name always continues that name. Tokens store only a
 character offset; line and column are computed by bisection when needed.
 
-It does not know PTX grammar: directives, types and opcodes are all just
-DIRECTIVE or WORD tokens here.
+Tokens are produced in chunks as the parser asks for them, so an error
+near the start of a huge (or binary) text is reported without lexing the
+rest. It does not know PTX grammar: directives, types and opcodes are all
+just DIRECTIVE or WORD tokens here.
 """
 from __future__ import annotations
 
 import bisect
 import enum
 import re
-from typing import NamedTuple, NoReturn
+from typing import Iterator, NamedTuple, NoReturn
 
 from .errors import PTXParseError
 
@@ -95,8 +97,13 @@ class SourceText:
         return PTXParseError(self.filename, line, col, message, self.line_text(line))
 
 
-def tokenize(src: SourceText) -> list[Token]:
-    """Split the text into tokens, dropping whitespace and comments."""
+CHUNK = 4096   # tokens lexed at a time: an error near the start of a huge text is found at once
+
+
+def token_chunks(src: SourceText) -> Iterator[list[Token]]:
+    """The tokens of the text, CHUNK at a time, whitespace and comments
+    dropped; the last chunk ends with the EOF token. A lexical error is
+    raised when the chunk holding it is asked for."""
     tokens: list[Token] = []
     append = tokens.append
     kinds = _KIND_BY_INDEX
@@ -106,6 +113,10 @@ def tokenize(src: SourceText) -> list[Token]:
         kind = kinds[index]  # type: ignore[index]
         if kind is not None:
             append(new(Token, (kind, m.group(index), m.start(index))))
+            if len(tokens) >= CHUNK:
+                yield tokens
+                tokens = []
+                append = tokens.append
             continue
         group = m.lastgroup
         if group in ("end", "lcomment", "bcomment"):
@@ -121,25 +132,49 @@ def tokenize(src: SourceText) -> list[Token]:
         else:
             raise src.error(m.start(group), f"unexpected character {m.group(group)!r}")
     append(Token(Tok.EOF, "", len(src.text)))
-    return tokens
+    yield tokens
+
+
+def tokenize(src: SourceText) -> list[Token]:
+    """Split the whole text into tokens, dropping whitespace and comments."""
+    return [tok for chunk in token_chunks(src) for tok in chunk]
 
 
 class Cursor:
-    """A position in the token list with the parser's look-ahead helpers."""
+    """A position in the token list with the parser's look-ahead helpers.
+    Given chunks instead of a list, it lexes on demand, so parsing stops at
+    the first error without lexing the rest of a large text."""
 
-    def __init__(self, src: SourceText, tokens: list[Token]) -> None:
+    def __init__(self, src: SourceText, tokens: list[Token] | Iterator[list[Token]]) -> None:
         self.src = src
-        self.toks = tokens
         self.i = 0
+        if isinstance(tokens, list):
+            self.toks, self._more = tokens, None
+        else:
+            self.toks, self._more = [], tokens
+            self._fill(0)
+
+    def _fill(self, j: int) -> None:
+        """Lex until token j exists (or the EOF token does)."""
+        while self._more is not None and j >= len(self.toks):
+            chunk = next(self._more, None)
+            if chunk is None:
+                self._more = None
+            else:
+                self.toks.extend(chunk)
 
     def peek(self, ahead: int = 0) -> Token:
         j = self.i + ahead
+        if j >= len(self.toks):
+            self._fill(j)
         return self.toks[j] if j < len(self.toks) else self.toks[-1]
 
     def next(self) -> Token:
         tok = self.toks[self.i]
         if tok.kind is not Tok.EOF:
             self.i += 1
+            if self.i >= len(self.toks):
+                self._fill(self.i)
         return tok
 
     def at(self, text: str) -> bool:

@@ -10,6 +10,7 @@ Only integer arithmetic is folded; float expressions are not part of PTX.
 """
 from __future__ import annotations
 
+import math
 import struct
 
 from . import ir
@@ -158,6 +159,8 @@ def number(cur: Cursor) -> int | float | ir.Immediate:
     if tok.kind is Tok.FLOAT:
         cur.next()
         value = float(tok.text)
+        if not math.isfinite(value):   # 1e999: PTX decimal floats are .f64 values
+            raise cur.error_at(tok, f"floating-point constant {shown(tok.text)} is out of range for .f64")
         return -value if negate else value
     if tok.kind is Tok.HEXFLOAT:
         cur.next()

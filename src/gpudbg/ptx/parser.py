@@ -19,8 +19,8 @@ from .body import PERF_DIRECTIVES, BodyParser, perf_directive, pragma_strings
 from .debug_sections import section
 from .declarations import SPACES, SymbolUse, loc_of, param_list, read_attribute, variable
 from .errors import PTXParseError
-from .lexer import Cursor, SourceText, Tok, Token, tokenize
-from .literals import int_literal, small_int
+from .lexer import Cursor, SourceText, Tok, Token, token_chunks
+from .literals import int_literal, shown, small_int
 from .operands import RefKind
 
 _LINKAGES = ("visible", "extern", "weak", "common")
@@ -74,7 +74,10 @@ class ModuleBuilder:
             cur.next()
             major, _, minor = vtok.text.partition(".")
             if not (major.isdigit() and (minor.isdigit() or not minor)):
-                raise cur.error_at(vtok, f"malformed version {vtok.text}")
+                raise cur.error_at(vtok, f"malformed version {shown(vtok.text)}")
+            if len(major) > 4 or len(minor) > 4:   # PTX ISA versions are 1.0 .. 9.x
+                raise cur.error_at(vtok, f"version {shown(vtok.text)} out of range (at most 4 digits "
+                                         f"per component)")
             mod.version = (int(major), int(minor or 0))
         elif name == "target":
             targets = [self._word("a target name after .target")]
@@ -259,7 +262,7 @@ def parse(text: str, filename: str = "<ptx>") -> ir.Module:
     if not isinstance(text, str):
         raise TypeError(f"parse() needs str text, not {type(text).__name__}")
     src = SourceText(text, filename)
-    cur = Cursor(src, tokenize(src))
+    cur = Cursor(src, token_chunks(src))
     return ModuleBuilder(cur).parse()
 
 

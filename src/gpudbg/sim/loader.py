@@ -137,7 +137,7 @@ def _code_image(program: Program, nbytes: int) -> bytes:
 
 def _initializer_bytes(v: ir.VariableDecl, program: Program, size: int) -> bytes:
     t = PTX_TYPES[v.type]
-    out = bytearray(size)
+    out = bytearray(min(size, t.size * len(v.initializer.items)))   # the allocation past it is zero already
     pos = 0
     for item in v.initializer.items:
         if pos + t.size > size:
