@@ -8,7 +8,12 @@ asserts and the `.loc` line table all stay exact), and the usual header
 names (<cstdio>, <assert.h>, ...) resolve to that prelude too. Compiled PTX
 is cached on disk by a hash of everything that determines it (sources that
 include files from disk are not cached); the cache is an optimisation only,
-so any failure to read or write it is ignored.
+so any failure to read or write it is ignored. Each entry carries the
+SHA-256 and length of its PTX in a first comment line, so a damaged entry
+(truncated by a full disk, edited, of an older format) is detected
+(CacheEntryError), removed and compiled afresh instead of breaking that
+source for good; entries are written atomically (temp file + rename), so
+concurrent processes never read half an entry.
 
 It does not produce cubins or link device code (the simulator runs PTX), and
 it does not emulate the rest of the C/C++ standard library.
@@ -24,11 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from gpudbg.reader_error import ReaderError
+
 if TYPE_CHECKING:
     from gpudbg.api.module import Module
 
-__all__ = ["CompileError", "CompilerUnavailableError", "Diagnostic", "compile", "compile_ptx",
-           "cache_dir", "source_line", "DEFAULT_ARCH"]
+__all__ = ["CacheEntryError", "CompileError", "CompilerUnavailableError", "Diagnostic", "compile",
+           "compile_ptx", "cache_dir", "read_cache_entry", "source_line", "DEFAULT_ARCH"]
 
 DEFAULT_ARCH = "compute_80"
 PRELUDE_NAME = "__gpudbg_prelude.h"
@@ -251,25 +258,80 @@ def _cache_key(source: str, name: str, opts: Sequence[str]) -> str:
     return h.hexdigest()
 
 
-def _cache_read(key: str) -> str | None:
+_ENTRY_HEADER = re.compile(r"// gpudbg ptx cache (\d+) sha256=([0-9a-f]{64}) bytes=(\d{1,12})\n")
+_ENTRY_FORMAT = 2
+
+
+class CacheEntryError(ReaderError):
+    """A compile-cache entry that is not a whole, unchanged entry of this
+    format: `file` is the entry, `offset` where its damage shows."""
+
+    def __init__(self, path: Path, offset: int, message: str):
+        super().__init__(f"{path}: {message}")
+        self.file, self.offset, self.reason = str(path), offset, message
+
+
+def _entry_bytes(ptx: str) -> bytes:
+    body = ptx.encode()
+    head = f"// gpudbg ptx cache {_ENTRY_FORMAT} sha256={hashlib.sha256(body).hexdigest()} bytes={len(body)}\n"
+    return head.encode() + body
+
+
+def read_cache_entry(path: Path) -> str:
+    """The PTX of one cache entry; CacheEntryError if the entry is damaged
+    (truncated, changed, another format), OSError if it cannot be read."""
+    data = path.read_bytes()
+    nl = data.find(b"\n")
+    m = _ENTRY_HEADER.fullmatch(data[:nl + 1].decode("ascii", "replace")) if 0 <= nl < 200 else None
+    if m is None:
+        raise CacheEntryError(path, 0, "no gpudbg cache header (another format, or damaged)")
+    if int(m[1]) != _ENTRY_FORMAT:
+        raise CacheEntryError(path, 0, f"cache format {m[1]}, this gpudbg writes {_ENTRY_FORMAT}")
+    body = data[nl + 1:]
+    if len(body) != int(m[3]):
+        raise CacheEntryError(path, nl + 1 + min(len(body), int(m[3])),
+                              f"{len(body)} bytes of PTX where the header says {m[3]} (truncated or appended to)")
+    if hashlib.sha256(body).hexdigest() != m[2]:
+        raise CacheEntryError(path, nl + 1, "the PTX does not match its checksum (changed on disk)")
     try:
-        return (cache_dir() / f"{key}.ptx").read_text()
-    except (OSError, UnicodeDecodeError):
+        return body.decode()
+    except UnicodeDecodeError as e:   # unreachable with a matching checksum of our own UTF-8 text
+        raise CacheEntryError(path, nl + 1 + e.start, "PTX is not UTF-8") from None
+
+
+def _cache_read(key: str) -> str | None:
+    """A hit, or None: a missing or unreadable entry is a miss, a damaged
+    one is removed (best effort) and is a miss, so it is compiled afresh."""
+    path = cache_dir() / f"{key}.ptx"
+    try:
+        return read_cache_entry(path)
+    except CacheEntryError:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None
+    except OSError:
         return None
 
 
 def _cache_write(key: str, ptx: str) -> None:
-    """Atomically (temp file + rename); silently gives up on any OS error."""
+    """Atomically (a private temp file in the cache directory, then rename),
+    so a process reading concurrently sees the old entry or the whole new
+    one; silently gives up on any OS error (the cache is an optimisation)."""
     try:
         d = cache_dir()
         d.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key}.", suffix=".tmp")
         try:
-            with os.fdopen(fd, "w") as f:
-                f.write(ptx)
+            with os.fdopen(fd, "wb") as f:
+                f.write(_entry_bytes(ptx))
             os.replace(tmp, d / f"{key}.ptx")
         except BaseException:
-            os.unlink(tmp)
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
             raise
     except OSError:
         pass
@@ -289,7 +351,7 @@ def compile_ptx(source: str, options: str | Iterable[str] = (), name: str = "ker
     key = _cache_key(source, name, opts) if cache else ""
     if cache:
         hit = _cache_read(key)
-        if hit is not None and ".version" in hit:
+        if hit is not None:
             return hit
     headers = {PRELUDE_NAME: prelude_for(source)}
     headers.update({h: f'#include "{PRELUDE_NAME}"\n' for h in _STD_HEADERS})
