@@ -9,17 +9,25 @@ typedefs and tags); C keywords and the <stdint.h> names are types without
 it. cuda-gdb's `@global`/`@shared`/`@local`/... qualifier is a prefix: on a
 cast type it sets the pointer's space, on an expression it makes a pointer
 into that space. Every node records its column so errors can point there.
+Nesting is bounded (the parser's recursion while parsing, the depth of the
+finished tree after: MAX_NESTING levels), so an expression too deep for
+Python's stack is an ExpressionError at its column, never a RecursionError.
 
 It does not evaluate, look up symbols or know any types' sizes.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Callable
 
 from gpudbg.cli.debugger.values import STANDARD_TYPEDEFS, TYPE_WORDS
 
 SPACE_NAMES = frozenset({"global", "shared", "local", "generic", "const", "param", "code"})
+# Deepest expression tree accepted: the parser and the evaluator recurse per
+# level (a few Python frames each), so past this a clear error is given
+# instead of a RecursionError (gdb users rarely nest past a dozen).
+MAX_NESTING = 128
+_TOO_DEEP = f"Expression nested too deeply (more than {MAX_NESTING} levels)."
 
 
 class ExpressionError(Exception):
@@ -322,6 +330,7 @@ class _Parser:
         self.toks = tokenize(text)
         self.i = 0
         self.is_typedef = is_type_name or (lambda name: False)
+        self.depth = 0     # expression()/unary() calls active (see _enter)
 
     # -- token helpers
     @property
@@ -413,61 +422,77 @@ class _Parser:
         e = self.expression(_COMMA_BP)
         if self.tok.kind != "end":
             self.syntax_error()
+        _check_depth(e, self.text)
         return e
 
+    def _enter(self, t: Token) -> None:
+        """One more active expression()/unary() call: the parser's own
+        recursion, bounded at two per level (a parenthesis costs both)."""
+        self.depth += 1
+        if self.depth > 2 * MAX_NESTING:
+            raise ExpressionError(_TOO_DEEP, t.pos, self.text)
+
     def expression(self, min_bp: int) -> Expr:
-        left = self.unary()
-        while True:
-            t = self.tok
-            if t.kind != "op":
-                return left
-            op = t.text
-            if op == "," and min_bp <= _COMMA_BP:
-                self.advance()
-                left = Comma(t.pos, left, self.expression(_COMMA_BP + 1))
-            elif op in _ASSIGN and min_bp <= _ASSIGN_BP:
-                self.advance()
-                left = Assign(t.pos, op[:-1] or "=", left, self.expression(_ASSIGN_BP))
-            elif op == "?" and min_bp <= _COND_BP:
-                self.advance()
-                then = self.expression(_COMMA_BP)
-                self.expect(":")
-                left = Conditional(t.pos, left, then, self.expression(_COND_BP))
-            elif op in _BINARY and _BINARY[op] >= min_bp:
-                self.advance()
-                left = Binary(t.pos, op, left, self.expression(_BINARY[op] + 1))
-            else:
-                return left
+        self._enter(self.tok)
+        try:
+            left = self.unary()
+            while True:
+                t = self.tok
+                if t.kind != "op":
+                    return left
+                op = t.text
+                if op == "," and min_bp <= _COMMA_BP:
+                    self.advance()
+                    left = Comma(t.pos, left, self.expression(_COMMA_BP + 1))
+                elif op in _ASSIGN and min_bp <= _ASSIGN_BP:
+                    self.advance()
+                    left = Assign(t.pos, op[:-1] or "=", left, self.expression(_ASSIGN_BP))
+                elif op == "?" and min_bp <= _COND_BP:
+                    self.advance()
+                    then = self.expression(_COMMA_BP)
+                    self.expect(":")
+                    left = Conditional(t.pos, left, then, self.expression(_COND_BP))
+                elif op in _BINARY and _BINARY[op] >= min_bp:
+                    self.advance()
+                    left = Binary(t.pos, op, left, self.expression(_BINARY[op] + 1))
+                else:
+                    return left
+        finally:
+            self.depth -= 1
 
     def unary(self) -> Expr:
         t = self.tok
-        if t.kind == "op":
-            if t.text in ("-", "+", "!", "~", "*", "&", "++", "--"):
+        self._enter(t)
+        try:
+            if t.kind == "op":
+                if t.text in ("-", "+", "!", "~", "*", "&", "++", "--"):
+                    self.advance()
+                    return Unary(t.pos, t.text, self.unary())
+                if t.text == "@":
+                    nxt = self.peek()
+                    if nxt.kind != "ident" or nxt.text not in SPACE_NAMES:
+                        raise ExpressionError(
+                            f"Unknown address space \"{nxt.text}\" after '@' (expected one of "
+                            f"{', '.join(sorted(SPACE_NAMES))}).", nxt.pos, self.text)
+                    self.advance()
+                    self.advance()
+                    return SpaceQualified(t.pos, nxt.text, self.unary())
+                if t.text == "(" and self.starts_type(1):
+                    self.advance()
+                    ty = self.type_name()
+                    self.expect(")")
+                    return Cast(t.pos, ty, self.unary())
+            if t.kind == "ident" and t.text == "sizeof":
                 self.advance()
-                return Unary(t.pos, t.text, self.unary())
-            if t.text == "@":
-                nxt = self.peek()
-                if nxt.kind != "ident" or nxt.text not in SPACE_NAMES:
-                    raise ExpressionError(
-                        f"Unknown address space \"{nxt.text}\" after '@' (expected one of "
-                        f"{', '.join(sorted(SPACE_NAMES))}).", nxt.pos, self.text)
-                self.advance()
-                self.advance()
-                return SpaceQualified(t.pos, nxt.text, self.unary())
-            if t.text == "(" and self.starts_type(1):
-                self.advance()
-                ty = self.type_name()
-                self.expect(")")
-                return Cast(t.pos, ty, self.unary())
-        if t.kind == "ident" and t.text == "sizeof":
-            self.advance()
-            if self.is_op("(") and self.starts_type(1):
-                self.advance()
-                ty = self.type_name()
-                self.expect(")")
-                return SizeOf(t.pos, ty)
-            return SizeOf(t.pos, self.unary())
-        return self.postfix(self.primary())
+                if self.is_op("(") and self.starts_type(1):
+                    self.advance()
+                    ty = self.type_name()
+                    self.expect(")")
+                    return SizeOf(t.pos, ty)
+                return SizeOf(t.pos, self.unary())
+            return self.postfix(self.primary())
+        finally:
+            self.depth -= 1
 
     def postfix(self, e: Expr) -> Expr:
         while True:
@@ -511,6 +536,21 @@ class _Parser:
             return e
         self.syntax_error(t)
         raise AssertionError("unreachable")
+
+
+def _check_depth(e: Expr, text: str) -> None:
+    """Left-deep chains (`1+1+...`, `a[0][0]...`) are built by loops, not
+    recursion; the evaluator recurses on them, so the tree's depth is
+    bounded too (walked with a list, not recursively)."""
+    stack = [(e, 1)]
+    while stack:
+        node, d = stack.pop()
+        if d > MAX_NESTING:
+            raise ExpressionError(_TOO_DEEP, node.pos, text)
+        for f in fields(node):
+            child = getattr(node, f.name)
+            if isinstance(child, Expr):
+                stack.append((child, d + 1))
 
 
 def _int_literal_type(value: int, radix: str, suffix: str, tok: Token, text: str) -> str:
