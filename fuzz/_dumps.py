@@ -12,7 +12,9 @@ versions are used.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import os
 import tempfile
 from pathlib import Path
@@ -139,10 +141,13 @@ def _run_faulting(hook_core, devcore_dir: Path | None) -> None:
 
 
 @functools.lru_cache(maxsize=1)
-def gpudbg_coredumps() -> tuple[bytes, ...]:
-    """One `.nvcudmp` per faulting launch, full and lightweight."""
+def _seeds() -> tuple[tuple[bytes, ...], tuple[bytes, ...]]:
+    """(coredumps, devcoredumps) of one run of the faulting launches: one
+    core per fault (and a lightweight one of the first), normalized."""
     from gpudbg.dump.coredump import CUDBG_COREDUMP_LIGHTWEIGHT_FLAGS, build_coredump
     from gpudbg.dump.coredump import snapshot as S
+    from gpudbg.dump.devcoredump import parse, write
+    from gpudbg.dump.devcoredump.model import DumpTime
 
     cores: list[bytes] = []
 
@@ -159,21 +164,22 @@ def gpudbg_coredumps() -> tuple[bytes, ...]:
         if len(cores) == 1:
             cores.append(build_coredump(snap, CUDBG_COREDUMP_LIGHTWEIGHT_FLAGS))
 
-    _run_faulting(hook, None)
-    return tuple(cores)
-
-
-@functools.lru_cache(maxsize=1)
-def gpudbg_devcoredumps() -> tuple[bytes, ...]:
-    """The devcoredumps the faulting launches wrote, normalized."""
-    from gpudbg.dump.devcoredump import parse, write
-    from gpudbg.dump.devcoredump.model import DumpTime
-
+    devcores = []
     with tempfile.TemporaryDirectory(prefix="gpudbg-fuzz-") as tmp:
-        _run_faulting(lambda gpu, fault: None, Path(tmp))
-        out = []
+        with contextlib.redirect_stderr(io.StringIO()):   # "devcoredump written to ..." lines
+            _run_faulting(hook, Path(tmp))
         for path in sorted(Path(tmp).glob("*.devcore")):
             dump = parse(path.read_bytes())
             dump.time, dump.comm, dump.cmdline = DumpTime(0, 0), "fuzz", "fuzz"
-            out.append(write(dump).encode())
-    return tuple(out)
+            devcores.append(write(dump).encode())
+    return tuple(cores), tuple(devcores)
+
+
+def gpudbg_coredumps() -> tuple[bytes, ...]:
+    """One `.nvcudmp` per faulting launch, and a lightweight one."""
+    return _seeds()[0]
+
+
+def gpudbg_devcoredumps() -> tuple[bytes, ...]:
+    """The devcoredumps the faulting launches wrote, normalized."""
+    return _seeds()[1]
