@@ -11,6 +11,7 @@ import struct
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from gpudbg.cli import core as core_cli
 from gpudbg.dump.coredump import snapshot as S
@@ -197,3 +198,25 @@ def test_embedded_ptx_whose_debug_sections_are_damaged_is_not_rebuilt():
     with pytest.raises(ValueError, match=r"debug sections of embedded PTX d.ptx do not load: "
                                          r"d.ptx:\d+:\d+: .debug_loc: unknown symbol \$L__tmp_gone"):
         rebuild_program(damaged, HANDLE)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers(-(2 ** 70), 2 ** 70) | st.floats()
+                     | st.text(max_size=8) | st.sampled_from(["R", "P", "uint32", "float16", "%r1"]),
+                     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                 max_size=4),
+                     max_leaves=12)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(["fault", "modules", "grids", "registers", "at_barrier", "device", "flags",
+                        "generator"]), _JSON,
+       st.sampled_from(["", "7", str(HANDLE), "1/2", "k", "kind", "sm", "ptx", "symbols"]), _JSON)
+def test_any_note_value_leaves_every_view_answering(key, value, inner_key, inner_value):
+    note = {"generator": "gpudbg", key: value}
+    if isinstance(value, dict):
+        value[inner_key] = inner_value
+    core = read_coredump(_with_note(json.dumps(note)))
+    b = CoreBackend(core)
+    _views(b)
+    for w in b.warps(0):
+        b.register_map(0, w.sm, w.wp, w.lanes[0].ln)
