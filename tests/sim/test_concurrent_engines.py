@@ -222,3 +222,134 @@ def test_a_fault_aborts_the_contexts_other_running_kernels():
         assert other.error is None
     finally:
         g.shutdown()
+
+
+# ---------------------------------------------------------------- the debugger sees every resident grid
+DEBUG_SRC = r'''
+extern "C" __global__ void consumer(volatile unsigned *flag, unsigned *out, volatile unsigned *started) {
+    if (threadIdx.x == 0) { *started = 1; __threadfence_system(); }
+    while (*flag == 0) { }
+    out[threadIdx.x] = *flag + threadIdx.x;
+}
+
+extern "C" __global__ void producer(unsigned *flag, unsigned value) {
+    unsigned v = value * 2;
+    atomicExch(flag, v);
+}
+'''
+
+
+def test_the_debugger_stops_lists_and_resumes_every_resident_grid():
+    """A breakpoint in a producer kernel stops the device while a consumer
+    kernel of another stream spins: both grids are listed, the warps of
+    both are visible (distinct SMs/warp slots) and stopped, stepping works
+    on the producer, and resume lets both finish."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (cuda-bindings) is not installed")
+    from gpudbg import compile_ptx
+    from gpudbg.debug.backend import StopReason
+    from gpudbg.debug.events import EventKind
+    from gpudbg.debug.session import Session
+    from gpudbg.driver.engine import reset_engine
+    from gpudbg.runtime import mc
+    from gpudbg.runtime.errors import mcError_t as E
+    S = E.mcSuccess
+    ptx = compile_ptx(DEBUG_SRC, name="dbg_cross.cu")
+    reset_engine()
+    session = Session.attach()
+    result: dict = {}
+    try:
+        bp = session.break_at_kernel("producer")
+
+        def host():
+            err, m = mc.mcModuleLoadData(ptx)
+            cons, prod = mc.mcModuleGetFunction(m, "consumer")[1], mc.mcModuleGetFunction(m, "producer")[1]
+            a, b = mc.mcStreamCreateWithFlags(1)[1], mc.mcStreamCreateWithFlags(1)[1]
+            flag, out = mc.mcMalloc(4)[1], mc.mcMalloc(4 * 64)[1]
+            mc.mcMemset(flag, 0, 4)
+            mc.mcStreamSynchronize(0)
+            started = mc.mcMallocHost(4)[1]
+            view = mc.host_view(started, 4, np.uint32)
+            view[0] = 0
+            assert mc.mcLaunchKernel(cons, 1, 64, [flag, out, started], 0, a) == (S,)
+            while view[0] == 0:
+                time.sleep(0.001)
+            assert mc.mcLaunchKernel(prod, 1, 32, [flag, 21], 0, b) == (S,)
+            result["sync"] = (mc.mcStreamSynchronize(a), mc.mcStreamSynchronize(b))
+            host_out = np.zeros(64, np.uint32)
+            mc.mcMemcpy(host_out, out, 4 * 64, mc.mcMemcpyKind.mcMemcpyDeviceToHost)
+            result["out"] = host_out
+        t = threading.Thread(target=host, daemon=True)
+        t.start()
+        ev = session.wait_for({EventKind.STOPPED}, timeout=60)
+        assert ev is not None and ev.reason is StopReason.BREAKPOINT and ev.breakpoints == (bp.id,)
+        assert ev.grid.kernel == "producer"                       # the stopping grid first
+        grids = session.grids(0)
+        assert sorted(g.kernel for g in grids) == ["consumer", "producer"] and grids[0].kernel == "producer"
+        warps = session.warps(0)
+        by_grid = {g.grid_id: g.kernel for g in grids}
+        names = sorted({by_grid[w.grid_id] for w in warps})
+        assert names == ["consumer", "producer"]
+        coords = [(w.sm, w.wp) for w in warps]
+        assert len(coords) == len(set(coords)) == 2 + 1          # 2 consumer warps, 1 producer warp
+        cons_warps = [w for w in warps if by_grid[w.grid_id] == "consumer"]
+        time.sleep(0.05)
+        pcs = [session.warp(0, w.sm, w.wp).pc for w in cons_warps]
+        time.sleep(0.05)
+        assert [session.warp(0, w.sm, w.wp).pc for w in cons_warps] == pcs   # the consumer is stopped too
+        prod = next(w for w in warps if by_grid[w.grid_id] == "producer")
+        before = prod.pc
+        session.single_step_warp(0, prod.sm, prod.wp, 1)        # stepping the producer's warp
+        assert session.warp(0, prod.sm, prod.wp).pc != before
+        assert t.is_alive()
+        session.resume(0)
+        t.join(60)
+        assert not t.is_alive()
+        assert result["sync"] == ((S,), (S,))
+        assert (result["out"] == 42 + np.arange(64)).all()
+    finally:
+        session.detach()
+        reset_engine()
+
+
+CLI_HOST = r'''
+import time
+import numpy as np
+from gpudbg import compile_ptx
+from gpudbg.runtime import mc
+
+SRC = r"""{src}"""
+err, m = mc.mcModuleLoadData(compile_ptx(SRC, name="cli_cross.cu"))
+cons, prod = mc.mcModuleGetFunction(m, "consumer")[1], mc.mcModuleGetFunction(m, "producer")[1]
+a, b = mc.mcStreamCreateWithFlags(1)[1], mc.mcStreamCreateWithFlags(1)[1]
+flag, out = mc.mcMalloc(4)[1], mc.mcMalloc(4 * 64)[1]
+mc.mcMemset(flag, 0, 4)
+mc.mcStreamSynchronize(0)
+started = mc.mcMallocHost(4)[1]
+view = mc.host_view(started, 4, np.uint32)
+view[0] = 0
+mc.mcLaunchKernel(cons, 1, 64, [flag, out, started], 0, a)
+while view[0] == 0:
+    time.sleep(0.001)
+mc.mcLaunchKernel(prod, 1, 32, [flag, 21], 0, b)
+print("sync", mc.mcStreamSynchronize(a), mc.mcStreamSynchronize(b))
+'''
+
+
+def test_info_cuda_kernels_lists_both_resident_grids(tmp_path, capsys):
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (cuda-bindings) is not installed")
+    import gpudbg
+    from gpudbg.cli.main import main
+    prog = tmp_path / "cross_host.py"
+    prog.write_text(CLI_HOST.replace("{src}", DEBUG_SRC))
+    try:
+        status = main(["debug", "--batch", "-ex", "break producer", "-ex", "run", "-ex", "info cuda kernels",
+                       "-ex", "continue", str(prog)])
+        out, err = capsys.readouterr()
+    finally:
+        gpudbg.Device(0).reset()
+    assert status == 0, out + err
+    table = out[out.index("Kernel"):]
+    rows = [line for line in table.splitlines()[1:3]]
+    assert any("producer(" in r for r in rows) and any("consumer(" in r for r in rows), out
+    assert any(r.startswith("*") and "producer(" in r for r in rows), out     # focus: the stopped grid
+    assert "sync (<mcError_t.mcSuccess: 0>,) (<mcError_t.mcSuccess: 0>,)" in out, out

@@ -20,7 +20,7 @@ from gpudbg.debug.backend import (
     RegisterValue, WarpView,
 )
 from gpudbg.sim import debug_port, debug_stepping, debug_views
-from gpudbg.sim.debug_port import DevicePort, PortError
+from gpudbg.sim.debug_port import DevicePort, PortError, WaveRun
 
 
 class SimBackend:
@@ -46,8 +46,8 @@ class SimBackend:
         for port in list(self._ports.values()):
             port.set_breakpoints(set())
             with port.cv:
-                if port.held is not None:
-                    port.held[:] = False
+                for run in port.runs.values():
+                    run.held[:] = False
             port.resume()
         debug_port.detach(self)
         self.listener = None
@@ -74,9 +74,13 @@ class SimBackend:
         d = self._device(dev)
         return self.port(d.gpu) if d.gpu_started else None
 
-    def _wave(self, dev: int):
+    def _wave(self, dev: int, sm: int | None = None, wp: int | None = None):
+        """(port, the wave run owning warp (sm, wp), or the focused one)."""
         p = self._port(dev)
-        return p, (p.wave if p is not None else None)
+        if p is None:
+            return None, None
+        run = p.run_for(sm, wp) if sm is not None and wp is not None else None
+        return p, run or p.focus()   # an unknown warp: the focused wave names the error
 
     def device_count(self) -> int:
         return len(self._devices())
@@ -88,8 +92,8 @@ class SimBackend:
                                 m.warp_slots_per_sm, m.lanes, 255, 7, m.pci_bus, m.pci_device, 16,
                                 int(m.global_memory))
 
-    def grid_view(self, port: DevicePort) -> GridView | None:
-        L = port.launch
+    def grid_view(self, port: DevicePort, L: dict | None = None) -> GridView | None:
+        L = L if L is not None else port.launch
         if L is None:
             return None
         f = L["function"]
@@ -100,31 +104,44 @@ class SimBackend:
                         host_tid=L["host_tid"])
 
     def grids(self, dev: int) -> list[GridView]:
+        """Every grid in flight on the device, the focused one (whose stop is
+        in place) first, then by launch order."""
         p = self._port(dev)
-        g = self.grid_view(p) if p is not None else None
-        return [g] if g is not None else []
+        if p is None:
+            return []
+        with p.cv:
+            launches = list(p.launches.values())
+            first = p.launch
+        launches.sort(key=lambda L: (L is not first, L["grid_id"]))
+        return [self.grid_view(p, L) for L in launches]
 
     def warps(self, dev: int) -> list[WarpView]:
-        p, X = self._wave(dev)
-        if X is None:
+        p = self._port(dev)
+        if p is None:
             return []
+        runs = list(p.runs.values())
+        if not runs:
+            return []
+        key = (p.generation, tuple(id(r) for r in runs))
         cache = getattr(p, "_warp_cache", None)
-        if cache is not None and cache[0] == p.generation and cache[1] is X:
-            return cache[2]
-        views = debug_views.warp_views(p, X)
-        p._warp_cache = (p.generation, X, views)
+        if cache is not None and cache[0] == key:
+            return cache[1]
+        views = [w for r in runs for w in debug_views.warp_views(r, r.X)]
+        if len(runs) > 1:
+            views.sort(key=lambda w: (w.sm, w.wp))
+        p._warp_cache = (key, views)
         return views
 
     def warp(self, dev: int, sm: int, wp: int) -> WarpView | None:
         """One warp's view (None when it has no live lane), without
-        building the views of the whole wave."""
-        p, X = self._wave(dev)
-        if X is None:
+        building the views of every wave."""
+        p, run = self._wave(dev, sm, wp)
+        if run is None:
             return None
         cache = getattr(p, "_warp_cache", None)
-        if cache is not None and cache[0] == p.generation and cache[1] is X:
-            return next((w for w in cache[2] if w.sm == sm and w.wp == wp), None)
-        views = debug_views.warp_views(p, X, (sm, wp))
+        if cache is not None and cache[0] == (p.generation, tuple(id(r) for r in p.runs.values())):
+            return next((w for w in cache[1] if w.sm == sm and w.wp == wp), None)
+        views = debug_views.warp_views(run, run.X, (sm, wp))
         return views[0] if views else None
 
     def programs(self, dev: int) -> list[Any]:
@@ -163,27 +180,29 @@ class SimBackend:
         return None
 
     def registers(self, dev: int, sm: int, wp: int, ln: int) -> list[RegisterValue]:
-        p, X = self._need_wave(dev)
-        return debug_views.registers(p, X, sm, wp, ln)
+        p, run = self._need_wave(dev, sm, wp)
+        return debug_views.registers(run, run.X, sm, wp, ln)
 
     def write_register(self, dev: int, sm: int, wp: int, ln: int, name: str, value: Any) -> None:
-        p, X = self._need_wave(dev)
+        p, run = self._need_wave(dev, sm, wp)
         self._need_stopped(p, dev)
-        debug_views.write_register(p, X, sm, wp, ln, name, value)
+        debug_views.write_register(run, run.X, sm, wp, ln, name, value)
 
     def read_memory(self, dev: int, space: MemorySpace, address: int, size: int,
                     sm: int | None = None, wp: int | None = None, ln: int | None = None) -> bytes:
         d = self._device(dev)
-        p, X = self._wave(dev)
-        return debug_views.read_memory(p, X, d.gpu, space, address, size, sm, wp, ln)
+        p, run = self._wave(dev, sm, wp)
+        return debug_views.read_memory(run if run is not None else _NoPort(), run.X if run is not None else None,
+                                       d.gpu, space, address, size, sm, wp, ln)
 
     def write_memory(self, dev: int, space: MemorySpace, address: int, data: bytes,
                      sm: int | None = None, wp: int | None = None, ln: int | None = None) -> None:
         d = self._device(dev)
-        p, X = self._wave(dev)
+        p, run = self._wave(dev, sm, wp)
         if p is not None:
             self._need_stopped(p, dev)
-        debug_views.write_memory(p if p is not None else _NoPort(), X, d.gpu, space, address, data, sm, wp, ln)
+        debug_views.write_memory(run if run is not None else (p if p is not None else _NoPort()),
+                                 run.X if run is not None else None, d.gpu, space, address, data, sm, wp, ln)
 
     def _launch_function(self, dev: int):
         p = self._port(dev)
@@ -209,19 +228,22 @@ class SimBackend:
     def generate_coredump(self, dev: int, path: str, flags: int = 0) -> str:
         """Write the stopped wave of `dev` as an NVIDIA-format GPU coredump."""
         from gpudbg.dump.coredump import snapshot_from_wave, write_coredump
-        p, X = self._need_wave(dev)
-        report = p.fault.report if p.fault is not None else None
-        return str(write_coredump(path, snapshot_from_wave(X, report, flags), flags))
+        p, run = self._need_wave(dev)
+        report = run.fault.report if run.fault is not None else None
+        return str(write_coredump(path, snapshot_from_wave(run.X, report, flags), flags))
 
-    def _need_wave(self, dev: int):
-        p, X = self._wave(dev)
-        if X is None:
+    def _need_wave(self, dev: int, sm: int | None = None, wp: int | None = None) -> tuple[DevicePort, WaveRun]:
+        p, run = self._wave(dev, sm, wp)
+        if run is None:
+            if p is not None and p.runs and sm is not None:
+                raise BackendError("INVALID_WARP", f"warp {wp} on SM {sm} is not valid")
             raise BackendError("INVALID_CONTEXT", f"no kernel is running on device {dev}")
-        return p, X
+        return p, run
 
     @staticmethod
     def _need_stopped(p: DevicePort, dev: int) -> None:
-        if p.wave is not None and not p.stopped and not (p.held is not None and p.held.any()):
+        runs = list(p.runs.values())
+        if runs and not p.stopped and not any(r.held.any() for r in runs):
             raise BackendError("RUNNING", f"device {dev} is running; suspend it first")
 
     # ------------------------------------------------------------ control
@@ -247,33 +269,46 @@ class SimBackend:
         if p is not None:
             p.set_breakpoints(addresses)
 
-    def _call(self, dev: int, fn, need_stopped: bool = True):
+    def _call(self, dev: int, fn, need_stopped: bool = True, run: WaveRun | None = None):
         p = self._port(dev)
         if p is None:
             raise BackendError("INVALID_CONTEXT", f"no kernel is running on device {dev}")
         try:
-            return p.request(fn, need_stopped=need_stopped)
+            return p.request(fn, need_stopped=need_stopped, run=run)
         except PortError as e:
             raise BackendError(e.code, e.message) from None
 
     def single_step_warp(self, dev: int, sm: int, wp: int, nsteps: int) -> int:
         p = self._port(dev)
-        return self._call(dev, lambda X: debug_stepping.step_warp(p, X, sm, wp, nsteps))
+        run = p.run_for(sm, wp) if p is not None else None
+        return self._call(dev, lambda r: debug_stepping.step_warp(r, r.X if r else None, sm, wp, nsteps),
+                          run=run)
 
     def resume_warps_until_pc(self, dev: int, sm: int, warp_mask: int, address: int) -> None:
+        """Each wave owning warps of the mask on SM `sm` runs its own."""
         p = self._port(dev)
-        self._call(dev, lambda X: debug_stepping.run_until_pc(p, X, sm, warp_mask, address))
+        runs = p.runs_on(sm) if p is not None else []
+        if len(runs) <= 1:
+            self._call(dev, lambda r: debug_stepping.run_until_pc(r, r.X if r else None, sm, warp_mask, address),
+                       run=runs[0] if runs else None)
+            return
+        for run in runs:
+            mask = sum(1 << wp for wp in range(64) if warp_mask >> wp & 1 and run.owns(sm, wp))
+            if mask:
+                self._call(dev, lambda r, m=mask: debug_stepping.run_until_pc(r, r.X, sm, m, address), run=run)
 
     def hold_threads(self, dev: int, sm: int | None, wp: int | None, ln: int | None, held: bool) -> int:
-        """Hold (or release) the matching live threads; the count changed."""
+        """Hold (or release) the matching live threads of every resident
+        grid; the count changed."""
         p = self._port(dev)
         if p is None:
             return 0
 
-        def apply(X):
-            if X is None or p.held is None:
+        def apply(run):
+            if run is None:
                 return 0
             import numpy as np
+            X = run.X
             L = X.layout
             sel = L.valid & (X.sched < debug_views.EXITED)
             if sm is not None:
@@ -282,11 +317,21 @@ class SimBackend:
                 sel &= L.warp == wp
             if ln is not None:
                 sel &= L.lane == ln
-            changed = int(np.count_nonzero(p.held[sel] != held))
-            p.held[sel] = held
+            changed = int(np.count_nonzero(run.held[sel] != held))
+            run.held[sel] = held
             p.generation += 1
             return changed
-        return self._call(dev, apply, need_stopped=False)
+        runs = list(p.runs.values())
+        if len(runs) <= 1:
+            return self._call(dev, apply, need_stopped=False, run=runs[0] if runs else None)
+        total = 0
+        for run in runs:
+            try:
+                total += self._call(dev, apply, need_stopped=False, run=run)
+            except BackendError as e:
+                if e.code != "INVALID_WARP":    # that wave ended meanwhile
+                    raise
+        return total
 
     def kill(self) -> None:
         for p in list(self._ports.values()):

@@ -19,8 +19,10 @@ placement is the default one the wave layout already has (block k on SM
 k mod sm_count, warp slots in order), which `Placement.default` says, so
 the executor needs no remapping; such a placement is written into the
 pool's arrays only when a second grid arrives while it is held, so a lone
-kernel pays a lock and a dict entry per wave. Blocks are dealt round-robin over the SMs that have
-room, each taking its SM's lowest free warp slots.
+kernel pays a lock and a dict entry per wave. Otherwise blocks are dealt
+round-robin over the SMs that have room, least loaded first (a second
+grid spreads over idle SMs, as the hardware's block scheduler does), each
+taking its SM's lowest free warp slots.
 
 Counters (`resident_grids`, `peak_grids`, `peak_blocks`, `acquired`) let
 tests and the debugger see concurrency. What it does not do: model the
@@ -200,9 +202,12 @@ class SMPool:
         p.applied = True
 
     def _take(self, owner: Any, shape: BlockShape, fit: np.ndarray, want: int) -> Placement:
-        """Round-robin over SMs with room: round r gives one block to every
-        SM that still fits more than r, in SM order, until `want` are placed."""
+        """Round-robin over the SMs with room, least loaded first (as the
+        hardware's block scheduler spreads work): round r gives one block
+        to every SM that still fits more than r, until `want` are placed."""
         want = min(want, int(fit.sum()))
+        load = self.free_warps.shape[1] - self.free_warps.sum(axis=1)     # warp slots in use
+        order_sm = np.argsort(load, kind="stable")
         level, placed = 0, 0
         while True:
             nxt = int(np.minimum(fit, level + 1).sum())
@@ -210,10 +215,10 @@ class SMPool:
                 break
             level, placed = level + 1, nxt
         n = np.minimum(fit, level)
-        extra = np.flatnonzero(fit > level)[:want - placed]
-        n[extra] += 1
+        ranked = order_sm[fit[order_sm] > level]
+        n[ranked[:want - placed]] += 1
         rounds = int(n.max())
-        order = [np.flatnonzero(n > r) for r in range(rounds)]
+        order = [order_sm[n[order_sm] > r] for r in range(rounds)]
         block_sm = np.concatenate(order).astype(np.uint32)
         block_round = np.concatenate([np.full(len(o), r) for r, o in enumerate(order)])
         index = np.full((rounds, self.sm_count), -1, dtype=np.int64)
