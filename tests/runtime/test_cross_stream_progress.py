@@ -133,15 +133,14 @@ def test_a_stream_write_value_on_another_stream_releases_a_spinning_kernel(dev):
 
 def test_a_kernel_on_another_stream_releases_a_spinning_kernel_both_resident(dev):
     k, a, b = dev
-    pool_before = get_engine().current_device().gpu
+    gpu = get_engine().current_device().gpu
     flag, out, where = _start_consumer(k, a)
     assert mc.mcLaunchKernel(k["producer"], 1, 1, [flag, 7, where], 0, b) == (S,)
     _finished(a, out, 7)
     assert mc.mcStreamSynchronize(b) == (S,)
     sm_c, warp_c, sm_p, warp_p = _read(where, 4).tolist()
     assert (sm_c, warp_c) != (sm_p, warp_p)        # two grids resident: distinct warp slots
-    pool = pool_before.sm_pool
-    assert pool.peak_grids >= 2 and pool.resident_grids == 0
+    assert gpu.sm_pool.peak_grids >= 2 and gpu.sm_pool.resident_grids == 0   # the pool's own count
 
 
 def test_stream_order_holds_while_streams_overlap(dev):

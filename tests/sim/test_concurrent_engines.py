@@ -191,6 +191,35 @@ def test_kernels_of_many_channels_are_in_flight_together(gpu):
         assert gpu.frontend.progress_token() != token and not gpu.frontend.executing
 
 
+def test_status_registers_show_every_executing_channel(gpu):
+    from gpudbg.sim import registers as R
+    chans = [Channel(gpu, 1), Channel(gpu, 1)]
+    for i, ch in enumerate(chans):
+        ch.push([launch(gpu, f"k{i}", i)])
+    with gpu.cv:
+        assert gpu.cv.wait_for(lambda: len(gpu.frontend.executing) == 2, 5)
+        assert all(R.channel_status(gpu, ch) & R.ChannelStatus.EXECUTING for ch in chans)
+        assert R.rbbm_status(gpu) & R.RbbmStatus.SM_BUSY
+    gpu.ex.release.set()
+
+
+def test_the_hang_watchdog_waits_while_any_engine_runs(gpu, monkeypatch):
+    """A channel blocked for good is a hang only once nothing executes: a
+    kernel running on another channel is progress, however long."""
+    from gpudbg.driver.status import CUresult
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "0.3")
+    busy, stuck = Channel(gpu, 1), Channel(gpu, 1)
+    sem = gpu.memory.alloc(8, AllocationKind.SEMAPHORE)
+    busy.push([launch(gpu)])
+    f = stuck.push([C.make(C.Opcode.SEM_ACQUIRE, address=sem.base, value=1)])
+    threading.Timer(1.0, gpu.ex.release.set).start()
+    t0 = time.monotonic()
+    stuck.wait(f)                      # the watchdog breaks the hang, after the kernel ended
+    assert time.monotonic() - t0 >= 1.0
+    assert stuck.error.status is CUresult.CUDA_ERROR_LAUNCH_TIMEOUT
+    assert "every channel is blocked" in stuck.error.message
+
+
 def test_a_fault_aborts_the_contexts_other_running_kernels():
     from gpudbg.sim.engines import current_job
     from gpudbg.sim.faults import KernelFault

@@ -1,5 +1,6 @@
-"""The copy engine's pitched operations: COPY_2D and MEMSET_2D, executed by
-the front end as one command each, as a DMA engine walks rows itself.
+"""The copy engine's pitched operations: COPY_2D and MEMSET_2D, executed as
+one command each on a copy engine thread (sim/engines.py), beside running
+kernels, as a DMA engine walks rows itself.
 
 The one idea: a pitched region is one checked span (first byte to the last
 row's last byte) inside a single allocation, seen through a strided numpy

@@ -11,7 +11,6 @@ requests posted to the port, whose device thread does the work.
 """
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any, Callable
 

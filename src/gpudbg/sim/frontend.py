@@ -73,7 +73,6 @@ FAULT_CODES: dict[CUDBGException, CUresult] = {
 QUICK_OPCODES = frozenset({C.Opcode.SEM_RELEASE, C.Opcode.SEM_ACQUIRE, C.Opcode.NOP, C.Opcode.HOST_NOTIFY,
                            C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE, C.Opcode.TIMESTAMP,
                            C.Opcode.SET_LAUNCH_LIMITS})
-INLINE_OPCODES = frozenset({C.Opcode.POOL_ALLOC, C.Opcode.POOL_FREE})   # charged like long work, run inline
 # WAIT_VALUE flags, as CUDA's CU_STREAM_WAIT_VALUE_*.
 WAIT_VALUE_GEQ, WAIT_VALUE_EQ, WAIT_VALUE_AND, WAIT_VALUE_NOR = 0, 1, 2, 3
 WAIT_VALUE_FLUSH = 1 << 30
@@ -211,9 +210,11 @@ class Frontend:
                 return job
 
     def _execute_inline(self, channel: Any, cmd: C.Command) -> ChannelError | None:
+        """A command no engine runs, on the scheduler thread: the quick ones,
+        and pool map/unmap (charged in the clock like long work)."""
         if cmd.opcode in QUICK_OPCODES:
             return self._execute_quick(channel, cmd)
-        return self._execute_slow(channel, cmd)   # pool map/unmap, unknown opcodes
+        return self._execute_slow(channel, cmd)
 
     def _work(self, job: Job) -> None:
         """A device thread executes a job off the lock, retires it, and goes

@@ -1,5 +1,8 @@
-"""One simulated GPU: its memory, its front end with the device thread, the
-table of loaded code, and the device-side printf FIFO.
+"""One simulated GPU: its memory, its front end with the device threads
+(a scheduler and the engines that run kernels and copies beside it:
+sim/frontend.py, sim/engines.py), the pool of SM capacity that concurrent
+grids share (sim/sm_pool.py, made on the first launch), the table of
+loaded code, and the device-side printf FIFO.
 
 SimGPU is the hardware boundary the driver programs: it allocates memory,
 attaches channels, and reads results; it never interprets API semantics.
@@ -92,6 +95,8 @@ class SimGPU:
 
     # ------------------------------------------------------------ lifecycle
     def shutdown(self) -> None:
+        """Stop the front end: running kernels are aborted, every device
+        thread is joined."""
         self.frontend.stop()
 
     def __repr__(self) -> str:

@@ -198,10 +198,9 @@ def _executing(gpu: Any) -> tuple[int, Any, int, C.Command] | None:
 
 def rbbm_status(gpu: Any) -> int:
     s = RbbmStatus(0)
-    ex = _executing(gpu)
-    if ex is not None:
+    for job in list(gpu.frontend.executing.values()):   # engines run several commands at once
         s |= RbbmStatus.FE_BUSY
-        op = ex[3].opcode
+        op = job.cmd.opcode
         if op is C.Opcode.LAUNCH:
             s |= RbbmStatus.SM_BUSY
         elif op in _CE_OPS:
@@ -239,7 +238,7 @@ def channel_status(gpu: Any, channel: Any) -> int:
         s |= ChannelStatus.PENDING
         if _waiting(gpu, channel):
             s |= ChannelStatus.BLOCKED
-    if gpu.frontend.busy is channel:
+    if gpu.frontend.is_executing(channel):
         s |= ChannelStatus.EXECUTING
     if channel.semaphore.error is not None:
         s |= ChannelStatus.ERROR
