@@ -10,6 +10,11 @@ live object is CUDA_ERROR_INVALID_HANDLE (CUDA_ERROR_INVALID_CONTEXT for
 contexts), and unlike the runtime API the current context is never created
 implicitly (CUDA_ERROR_INVALID_CONTEXT when the thread has none).
 `per_thread_variant` makes the `_ptsz`/`_ptds` exports from one body.
+A C caller never sees a Python traceback: an argument that does not convert
+(TypeError, ValueError, OverflowError) is CUDA_ERROR_INVALID_VALUE, host
+memory exhaustion CUDA_ERROR_OUT_OF_MEMORY, and anything else
+CUDA_ERROR_UNKNOWN with a message naming the exception as a gpudbg bug;
+only KeyboardInterrupt and SystemExit pass through.
 Observers of failing calls (add_api_error_hook: the sanitizer's API error
 check) hear of the program's own failing calls only: the thread's outermost
 cu* call, named as called, never CUDA_ERROR_NOT_READY.
@@ -17,6 +22,9 @@ cu* call, named as called, never CUDA_ERROR_NOT_READY.
 from __future__ import annotations
 
 import functools
+import os
+import struct
+import sys
 import threading
 import traceback
 from typing import Any, Callable
@@ -43,6 +51,21 @@ class HandleKind:
     MEMPOOL = "CUmemoryPool"
     GRAPH = "CUgraph"
     GRAPH_EXEC = "CUgraphExec"
+
+
+def _describe(e: BaseException) -> str:
+    """'Type: text at file:line' of an exception, never failing itself."""
+    try:
+        text = str(e)
+    except Exception:
+        text = "(unprintable)"
+    where = ""
+    try:
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        where = f" at {os.path.basename(frame.filename)}:{frame.lineno} ({frame.name})"
+    except Exception:
+        pass
+    return f"{type(e).__name__}: {text[:300]}{where}"
 
 
 def fail(status: CUresult, message: str) -> EngineError:
@@ -73,7 +96,10 @@ def current_call() -> str | None:
 def _failed(name: str, outer: bool, status: CUresult, message: str) -> int:
     if outer and status is not R.CUDA_ERROR_NOT_READY:
         for hook in tuple(_error_hooks):
-            hook(name, status, message)
+            try:
+                hook(name, status, message)
+            except Exception as e:   # an observer's bug must not become the C caller's traceback
+                print(f"gpudbg: an API error observer failed on {name}: {_describe(e)}", file=sys.stderr)
     return int(status)
 
 
@@ -97,9 +123,14 @@ def entry(fn: Callable[..., Any]) -> Callable[..., int]:
             kind = str(e.args[0]) if e.args else ""
             return _failed(name, outer, R.CUDA_ERROR_INVALID_CONTEXT if HandleKind.CONTEXT in kind
                            else R.CUDA_ERROR_INVALID_HANDLE, f"{name}: {kind}")
-        except (TypeError, ValueError, OverflowError) as e:
-            traceback.print_exc()
-            return _failed(name, outer, R.CUDA_ERROR_INVALID_VALUE, f"{name}: {e}")
+        except (TypeError, ValueError, OverflowError, struct.error) as e:
+            # a C argument that does not convert (a bad dim3, an int too big for its C type)
+            return _failed(name, outer, R.CUDA_ERROR_INVALID_VALUE, f"{name}: {_describe(e)}")
+        except MemoryError as e:
+            return _failed(name, outer, R.CUDA_ERROR_OUT_OF_MEMORY, f"{name}: out of host memory ({_describe(e)})")
+        except Exception as e:
+            return _failed(name, outer, R.CUDA_ERROR_UNKNOWN,
+                           f"{name}: internal error ({_describe(e)}); this is a gpudbg bug, please report it")
         finally:
             if outer:
                 _calls.name = None

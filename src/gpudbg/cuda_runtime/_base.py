@@ -10,6 +10,10 @@ the outputs through the C out-pointers. This layer's own refusals (a NULL
 out-pointer, a stale handle) are recorded into the same last error, so
 cudaGetLastError sees exactly what mcGetLastError sees.
 
+A C caller never sees a Python traceback: an argument that does not convert
+is cudaErrorInvalidValue, host memory exhaustion cudaErrorMemoryAllocation,
+anything else cudaErrorUnknown naming the exception as a gpudbg bug.
+
 It does not keep any state of its own: handles are cabi.handles numbers
 (the same kinds as the driver API, so a cudaStream_t is a CUstream), and
 registration tables live in registration.py.
@@ -84,8 +88,12 @@ def export(fn: Callable[..., Any]) -> Callable[..., int]:
                    outer)
             return int(E.mcErrorInvalidResourceHandle)
         except (TypeError, ValueError, OverflowError, struct.error) as e:
-            record(fn.__name__, E.mcErrorInvalidValue, f"{fn.__name__}: {e}", outer)
+            record(fn.__name__, E.mcErrorInvalidValue, f"{fn.__name__}: {_mc_base._describe(e)}", outer)
             return int(E.mcErrorInvalidValue)
+        except Exception as e:      # MemoryError, or a gpudbg bug: a code, never a traceback
+            err = _mc_base.as_mc_error(fn.__name__, e)
+            record(fn.__name__, err.code, err.message, outer)
+            return int(err.code)
         finally:
             if outer:
                 _mc_base.end_call()

@@ -23,6 +23,8 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from gpudbg.driver import launch_config
 from gpudbg.driver import module as _module
 from gpudbg.driver.status import CUresult, EngineError
@@ -34,16 +36,29 @@ from gpudbg.driver.types import (
 _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def _dim3(name: str, d: Any) -> tuple[int, int, int]:
-    if isinstance(d, int) and not isinstance(d, bool):
-        return (d, 1, 1)
-    try:
-        t = tuple(d)
-    except TypeError:
-        raise EngineError(_INVALID, f"{name} must be an int or up to 3 ints") from None
-    if not 1 <= len(t) <= 3:
-        raise EngineError(_INVALID, f"{name} must have 1 to 3 dimensions")
-    return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
+    """A dim3 from an int or 1 to 3 ints (numpy ints too)."""
+    if _is_int(d):
+        t: tuple = (int(d),)
+    elif isinstance(d, (Sequence, np.ndarray)) and not isinstance(d, (str, bytes, bytearray)) \
+            and 1 <= len(d) <= 3 and all(_is_int(x) for x in d):
+        t = tuple(int(x) for x in d)
+    else:
+        raise EngineError(_INVALID, f"{name} must be an int or 1 to 3 ints")
+    return t + (1,) * (3 - len(t))  # type: ignore[return-value]
+
+
+def _args(name: str, args: Any) -> list:
+    """Kernel arguments: None (no arguments) or a sequence of values."""
+    if args is None:
+        return []
+    if isinstance(args, (str, bytes, bytearray, memoryview)) or not isinstance(args, (Sequence, np.ndarray)):
+        raise EngineError(_INVALID, f"{name} must be a sequence of kernel arguments, not a {type(args).__name__}")
+    return list(args)
 
 
 @dataclass
@@ -65,8 +80,7 @@ def launch_cooperative(context: Any, function: Any, grid: Any, block: Any, share
     g, b = _dim3("gridDim", grid), _dim3("blockDim", block)
     g, b = _module.validate_launch(context, function, g, b, shared_bytes)
     launch_config.check_cooperative(function, g, b, shared_bytes)
-    return _module.launch(context, function, g, b, shared_bytes, stream,
-                          list(args) if args is not None else [], None)
+    return _module.launch(context, function, g, b, shared_bytes, stream, _args("kernelParams", args), None)
 
 
 _FIELDS = ("func", "gridDim", "blockDim", "args", "sharedMem", "stream")
@@ -78,10 +92,11 @@ def _entry(p: Any) -> LaunchParams:
     if isinstance(p, LaunchParams):
         return p
     if isinstance(p, Mapping):
-        try:
-            return LaunchParams(**p)
-        except TypeError as e:
-            raise EngineError(_INVALID, f"bad launch parameters {dict(p)!r}: {e}") from None
+        names = [str(k) for k in p]
+        if not set(names) <= set(_FIELDS) or not {"func", "gridDim", "blockDim"} <= set(names):
+            raise EngineError(_INVALID, f"launch parameters must name func, gridDim and blockDim (and "
+                                        f"optionally args, sharedMem, stream), not {sorted(names)[:8]}")
+        return LaunchParams(**p)
     if all(hasattr(p, f) for f in ("func", "gridDim", "blockDim")):
         return LaunchParams(**{f: getattr(p, f) for f in _FIELDS if hasattr(p, f)})
     raise EngineError(_INVALID, f"launch parameters must name func, gridDim and blockDim, "
@@ -89,12 +104,16 @@ def _entry(p: Any) -> LaunchParams:
 
 
 def resolve(engine: Any, params: Any, num_devices: Any) -> list[Part]:
-    if isinstance(num_devices, bool) or not isinstance(num_devices, int) or num_devices < 1:
-        raise EngineError(_INVALID, f"numDevices must be an int >= 1, got {num_devices!r}")
+    if not _is_int(num_devices) or num_devices < 1:
+        raise EngineError(_INVALID, f"numDevices must be an int >= 1, got a {type(num_devices).__name__}"
+                                    if not _is_int(num_devices) else f"numDevices must be >= 1, got {num_devices}")
+    num_devices = int(num_devices)
     if num_devices > engine.device_count():
         raise EngineError(_INVALID, f"numDevices {num_devices} exceeds the {engine.device_count()} devices")
     if params is None:
         raise EngineError(_INVALID, "launchParamsList is NULL")
+    if isinstance(params, (str, bytes, bytearray)) or not isinstance(params, (Sequence, np.ndarray)):
+        raise EngineError(_INVALID, f"launchParamsList must be a sequence, not a {type(params).__name__}")
     entries = list(params)
     if len(entries) < num_devices:
         raise EngineError(_INVALID, f"launchParamsList has {len(entries)} entries, numDevices is {num_devices}")
@@ -108,7 +127,7 @@ def resolve(engine: Any, params: Any, num_devices: Any) -> list[Part]:
         stream = ctx.stream(p.stream)
         g, b = _module.validate_launch(ctx, f, _dim3("gridDim", p.gridDim), _dim3("blockDim", p.blockDim),
                                        p.sharedMem)
-        parts.append(Part(ctx, f, g, b, p.sharedMem, stream, list(p.args or ())))
+        parts.append(Part(ctx, f, g, b, p.sharedMem, stream, _args("args", p.args)))
     return parts
 
 
@@ -124,8 +143,10 @@ def _submit_all(parts: list[Part]) -> None:
 def launch_multi_device(engine: Any, params: Any, num_devices: Any, flags: Any) -> None:
     """mcLaunchCooperativeKernelMultiDevice."""
     allowed = NO_PRE_SYNC | NO_POST_SYNC
-    if isinstance(flags, bool) or not isinstance(flags, int) or flags < 0 or flags & ~allowed:
-        raise EngineError(_INVALID, f"unknown multi-device launch flags {flags!r}")
+    if not _is_int(flags) or flags < 0 or int(flags) & ~allowed:
+        shown = int(flags) if _is_int(flags) and int(flags).bit_length() < 64 else f"a {type(flags).__name__}"
+        raise EngineError(_INVALID, f"unknown multi-device launch flags {shown}")
+    flags = int(flags)
     parts = resolve(engine, params, num_devices)
     devices = [p.context.device.ordinal for p in parts]
     if len(set(devices)) != len(devices):
@@ -153,6 +174,6 @@ def launch_multi_device(engine: Any, params: Any, num_devices: Any, flags: Any) 
 def launch_multi_kernel(engine: Any, params: Any, num_devices: Any, flags: Any) -> None:
     """mcExtLaunchMultiKernelMultiDevice: any kernels, one per entry,
     enqueued together; flags are reserved and must be 0."""
-    if isinstance(flags, bool) or not isinstance(flags, int) or flags != 0:
-        raise EngineError(_INVALID, f"flags must be 0, got {flags!r}")
+    if not _is_int(flags) or flags != 0:
+        raise EngineError(_INVALID, "flags are reserved and must be 0")
     _submit_all(resolve(engine, params, num_devices))

@@ -34,6 +34,7 @@ JIT_TARGETS_ALL = JIT_TARGETS | {ACCELERATED_TARGET_BASE + t for t in (90, 100, 
     | {FAMILY_TARGET_BASE + t for t in (100, 103, 110, 120, 121)}
 
 O = CUjit_option
+MAX_OPTIONS = 1 << 10     # far more than the CUjit_option values that exist
 _BOOL = {O.CU_JIT_GENERATE_DEBUG_INFO, O.CU_JIT_LOG_VERBOSE, O.CU_JIT_GENERATE_LINE_INFO, O.CU_JIT_NEW_SM3X_OPT,
          O.CU_JIT_FAST_COMPILE, O.CU_JIT_LTO, O.CU_JIT_FTZ, O.CU_JIT_PREC_DIV, O.CU_JIT_PREC_SQRT, O.CU_JIT_FMA,
          O.CU_JIT_OPTIMIZE_UNUSED_DEVICE_VARIABLES, O.CU_JIT_POSITION_INDEPENDENT_CODE,
@@ -149,45 +150,84 @@ def _write_log(buf: Any, cap: int, text: str) -> int:
     return len(raw)
 
 
+def _show(v: Any) -> str:
+    """A value for a message: never fails, never thousands of digits long."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and int(v).bit_length() > 128:
+        return f"an int of {int(v).bit_length()} bits"
+    try:
+        text = repr(v)
+    except Exception:
+        return f"a {type(v).__name__}"
+    return text if len(text) <= 80 else f"{text[:60]}... (a {type(v).__name__})"
+
+
 def _int_value(opt: CUjit_option, v: Any) -> int:
-    if isinstance(v, bool):
+    if isinstance(v, (bool, np.bool_)):
         return int(v)
     if isinstance(v, (int, np.integer)):
+        if not -2**63 <= int(v) < 2**64:
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
+                              f"{opt.name} value {_show(v)} does not fit in 64 bits")
         return int(v)
-    raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{opt.name} needs an integer value, got {v!r}")
+    raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{opt.name} needs an integer value, got {_show(v)}")
 
 
 def _buffer(opt: CUjit_option, v: Any) -> Any:
+    """A log buffer: writable, C-contiguous plain bytes (never an array of
+    Python objects, whose pointers the log text would overwrite)."""
+    bad = CUresult.CUDA_ERROR_INVALID_VALUE
+    if isinstance(v, np.ndarray) and v.dtype.hasobject:
+        raise EngineError(bad, f"{opt.name} buffer is an array of Python objects, not bytes")
     try:
         view = memoryview(v)
     except TypeError:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
-                          f"{opt.name} needs a writable buffer (bytearray, numpy array), got "
-                          f"{type(v).__name__}") from None
+        raise EngineError(bad, f"{opt.name} needs a writable buffer (bytearray, numpy array), got "
+                               f"{type(v).__name__}") from None
+    if "O" in view.format or not view.c_contiguous:
+        raise EngineError(bad, f"{opt.name} buffer must be contiguous plain bytes")
     if view.readonly:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{opt.name} buffer is read-only")
+        raise EngineError(bad, f"{opt.name} buffer is read-only")
+    try:
+        view.cast("B")
+    except (TypeError, ValueError):
+        raise EngineError(bad, f"{opt.name} buffer of format {view.format!r} cannot be written as bytes") from None
     return v
+
+
+def _sequence(what: str, v: Any) -> list:
+    if v is None:
+        return []
+    if isinstance(v, (str, bytes, bytearray, memoryview)) or not hasattr(v, "__len__") \
+            or not hasattr(v, "__getitem__"):
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{what} must be a sequence, got {_show(v)}")
+    return list(v)
 
 
 def parse_options(numOptions: Any, options: Any, optionValues: Any) -> JitOptions:
     """Validate (numOptions, options, optionValues); CUDA_ERROR_INVALID_VALUE
     names the first bad option."""
-    if isinstance(numOptions, bool) or not isinstance(numOptions, (int, np.integer)) or numOptions < 0:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"numOptions must be an int >= 0, got {numOptions!r}")
+    if isinstance(numOptions, bool) or not isinstance(numOptions, (int, np.integer)) \
+            or not 0 <= numOptions <= MAX_OPTIONS:
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
+                          f"numOptions must be an int in 0..{MAX_OPTIONS}, got {_show(numOptions)}")
     n = int(numOptions)
     if n == 0:
         return JitOptions()
-    opts = list(options) if options is not None else []
-    vals = optionValues if isinstance(optionValues, list) else list(optionValues or [])
+    opts = _sequence("options", options)
+    vals = optionValues if isinstance(optionValues, list) else _sequence("optionValues", optionValues)
     if len(opts) < n or len(vals) < n:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
                           f"numOptions is {n} but {len(opts)} options and {len(vals)} values were given")
     out = JitOptions(holder=optionValues if isinstance(optionValues, list) else None)
     for i in range(n):
+        code = opts[i]
         try:
-            opt = CUjit_option(int(opts[i]))
+            if isinstance(code, (bool, np.bool_)) or not isinstance(code, (int, np.integer)):
+                raise TypeError
+            opt = CUjit_option(int(code))
         except (ValueError, TypeError):
-            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"options[{i}] = {opts[i]!r} is not an CUjit_option") from None
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
+                              f"options[{i}] = {_show(code)} is not a CUjit_option") from None
         if opt in out.values:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"option {opt.name} given twice")
         out.slots[opt] = i
@@ -217,9 +257,7 @@ def _validate(opt: CUjit_option, v: Any) -> Any:
         return _buffer(opt, v)
     if opt in (O.CU_JIT_GLOBAL_SYMBOL_NAMES, O.CU_JIT_GLOBAL_SYMBOL_ADDRESSES, O.CU_JIT_REFERENCED_KERNEL_NAMES,
                O.CU_JIT_REFERENCED_VARIABLE_NAMES):
-        if isinstance(v, (str, bytes)) or not hasattr(v, "__len__"):
-            raise EngineError(bad, f"{opt.name} needs a list, got {v!r}")
-        return list(v)
+        return _sequence(opt.name, v)
     x = _int_value(opt, v)
     if opt in _BOOL and x not in (0, 1):
         raise EngineError(bad, f"{opt.name} is a flag (0 or 1), got {x}")
@@ -231,30 +269,31 @@ def _validate(opt: CUjit_option, v: Any) -> Any:
     if opt in limits:
         lo, hi = limits[opt]
         if not lo <= x <= hi:
-            raise EngineError(bad, f"{opt.name} must be in {lo}..{hi}, got {x}")
+            raise EngineError(bad, f"{opt.name} must be in {lo}..{hi}, got {_show(x)}")
     if opt is O.CU_JIT_TARGET and x not in JIT_TARGETS_ALL:
-        raise EngineError(bad, f"CU_JIT_TARGET {x} is not a CUjit_target (compute_XX as XX: "
+        raise EngineError(bad, f"CU_JIT_TARGET {_show(x)} is not a CUjit_target (compute_XX as XX: "
                                f"{', '.join(map(str, sorted(JIT_TARGETS)))})")
     if opt is O.CU_JIT_FALLBACK_STRATEGY:
         try:
             return CUjit_fallback(x)
         except ValueError:
-            raise EngineError(bad, f"CU_JIT_FALLBACK_STRATEGY must be 0 (prefer PTX) or 1 (prefer binary), got {x}") from None
+            raise EngineError(bad, f"CU_JIT_FALLBACK_STRATEGY must be 0 (prefer PTX) or 1 (prefer binary), "
+                                   f"got {_show(x)}") from None
     if opt is O.CU_JIT_CACHE_MODE:
         try:
             return CUjit_cacheMode(x)
         except ValueError:
-            raise EngineError(bad, f"CUjit_cacheMode must be 0 (none), 1 (cg) or 2 (ca), got {x}") from None
+            raise EngineError(bad, f"CUjit_cacheMode must be 0 (none), 1 (cg) or 2 (ca), got {_show(x)}") from None
     return x
 
 
 def check_input_type(value: Any) -> CUjitInputType:
     try:
-        if isinstance(value, bool):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise TypeError
         return CUjitInputType(int(value))
     except (TypeError, ValueError):
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{value!r} is not an CUjitInputType") from None
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{_show(value)} is not a CUjitInputType") from None
 
 
 __all__ = ["CUjit_option", "CUjitInputType", "CUjit_cacheMode", "CUjit_fallback", "JitOptions",

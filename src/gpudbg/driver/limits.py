@@ -10,10 +10,13 @@ exactly the ones in force when it was enqueued, in stream order. The same
 hook notes whether a kernel uses printf or malloc/free, which is what makes
 later changes of those two limits illegal, as in CUDA.
 
-Rules (CUDA runtime, seed 002 §2.2.3.5/16): the stack size is rounded up to
-16 bytes and bounded by 512 KiB of local memory per thread; the printf FIFO
-and heap sizes cannot change after a launch of a kernel using them
-(mcErrorInvalidValue); mcLimitDevRuntimeSyncDepth does not exist on compute
+Rules (CUDA runtime, seed 002 §2.2.3.5/16): a value is a size_t; the stack
+size is rounded up to 16 bytes and bounded by 512 KiB of local memory per
+thread, and the stack of every thread the device holds at once, the printf
+FIFO and the heap must each fit in the device memory
+(mcErrorMemoryAllocation), so no accepted value can make a later launch
+fail; the printf FIFO and heap sizes cannot change after a launch of a
+kernel using them (mcErrorInvalidValue); mcLimitDevRuntimeSyncDepth does not exist on compute
 capability 9.0 (mcErrorUnsupportedLimit); the L2 limits are hints, clamped.
 Device flags follow seed 002 §2.2.3.26: they cannot change while the
 primary context is active (mcErrorSetOnActiveProcess). Nothing here waits.
@@ -34,6 +37,8 @@ STACK_GRANULE = 16
 MAX_L2_FETCH_GRANULARITY = 128
 DEFAULT_L2_FETCH_GRANULARITY = 32
 DEFAULT_PENDING_LAUNCH_COUNT = 2048
+MAX_PENDING_LAUNCH_COUNT = 2**31 - 1   # an int in the device runtime
+MAX_LIMIT_VALUE = 2**64 - 1            # a size_t
 _DEVICE_FLAG_BITS = 0x1F
 _INVALID = CUresult.CUDA_ERROR_INVALID_VALUE
 
@@ -84,10 +89,20 @@ def get_limit(ctx: Any, limit: Any) -> int:
     return int(_table(ctx)[_KEYS[which]])
 
 
+def _fits(model: Any, what: str, nbytes: int) -> None:
+    if nbytes > model.global_memory:
+        raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY,
+                          f"{what} of {nbytes} bytes does not fit in the device's {model.global_memory} "
+                          f"bytes of memory")
+
+
 def set_limit(ctx: Any, limit: Any, value: Any) -> None:
+    """Validate, then store: a value is checked against its limit's range
+    before anything is recorded, so a refused value never reaches a launch."""
     which = _limit(limit)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise EngineError(_INVALID, f"limit value must be an int >= 0, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_LIMIT_VALUE:
+        shown = value if not isinstance(value, int) or value.bit_length() <= 128 else "a huge int"
+        raise EngineError(_INVALID, f"limit value must be an int in 0..2**64-1, got {shown!r}")
     _no_sync_depth(which, ctx)
     model = ctx.device.model
     used = _usage(ctx)
@@ -97,10 +112,14 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
         if v > MAX_STACK_SIZE:
             raise EngineError(_INVALID, f"stack size {value} exceeds the {MAX_STACK_SIZE} bytes of "
                                         f"local memory a thread can have")
+        threads = int(model.sm_count) * int(model.max_threads_per_sm)
+        _fits(model, f"a {v}-byte stack for each of the {threads} threads the device holds at once "
+                     f"(local memory)", v * threads)
     elif which is CUlimit.CU_LIMIT_PRINTF_FIFO_SIZE:
         if "printf" in used:
             raise EngineError(_INVALID, "the printf FIFO size cannot change after a kernel that "
                                         "uses printf was launched in this context")
+        _fits(model, "a printf FIFO", value)
         v = value
     elif which is CUlimit.CU_LIMIT_MALLOC_HEAP_SIZE:
         if "heap" in used or getattr(ctx.gpu, "heap", None) is not None:
@@ -108,13 +127,12 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
                                         "uses malloc/free was launched in this context")
         if value == 0:
             raise EngineError(_INVALID, "the malloc heap size must be positive")
-        if value > model.global_memory:
-            raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY,
-                              f"a {value}-byte heap does not fit in {model.global_memory} bytes of memory")
+        _fits(model, "a malloc heap", value)
         v = value
     elif which is CUlimit.CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
-        if value == 0:
-            raise EngineError(_INVALID, "the pending launch count must be at least 1")
+        if not 1 <= value <= MAX_PENDING_LAUNCH_COUNT:
+            raise EngineError(_INVALID, f"the pending launch count must be in 1..{MAX_PENDING_LAUNCH_COUNT}, "
+                                        f"got {value}")
         v = value
     elif which is CUlimit.CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
         v = min(value, MAX_L2_FETCH_GRANULARITY)   # a hint, clamped as the seed allows

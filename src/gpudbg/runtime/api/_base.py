@@ -1,23 +1,35 @@
 """The shared calling convention of the mc* functions: (err, *outputs)
-tuples, the per-thread last error, and argument checks.
+tuples, the per-thread last error, and the argument checks.
 
-Every mc* module in this package decorates its functions with `_api(n)`:
-the body returns its n outputs or raises McError (its own checks) or the
-engine's EngineError (translated here, the one place the mc* layer turns
-engine results into mcError_t), and the wrapper converts that into the
-cuda-python convention and records the calling thread's last error (the
-only state the runtime layer keeps).
+Every mc* module in this package decorates its functions with `_api(n)`.
+Before the body runs, the wrapper binds and checks the arguments against
+the parameters' annotated kinds (_args.py: one validation layer driven by
+the signatures). The body returns its n outputs or raises McError (its own
+checks) or the engine's EngineError (translated here, the one place the mc*
+layer turns engine results into mcError_t), and the wrapper converts that
+into the cuda-python convention and records the calling thread's last error
+(the only state the runtime layer keeps).
+
+Nothing raises out of an mc* call: host memory exhaustion (MemoryError) is
+mcErrorMemoryAllocation, and any other exception is mcErrorUnknown whose
+message names the exception and where it came from, as the gpudbg bug it
+is. Only KeyboardInterrupt and SystemExit (not errors but requests to stop)
+pass through.
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 import functools
+import os
+import sys
 import threading
+import traceback
 
 import numpy as np
 
 from gpudbg.driver.engine import get_engine
 from gpudbg.driver.status import EngineError
+from gpudbg.runtime.api._args import Plan, show
 from gpudbg.runtime.errors import McError, from_engine, mcError_t
 
 
@@ -68,7 +80,10 @@ def notify_failure(name: str, code: mcError_t, message: str) -> None:
     if code is mcError_t.mcErrorNotReady:
         return
     for hook in tuple(_error_hooks):
-        hook(name, code, message)
+        try:
+            hook(name, code, message)
+        except Exception as e:    # an observer's bug must not turn the call into a traceback
+            print(f"gpudbg: an API error observer failed on {name}: {_describe(e)}", file=sys.stderr)
 
 
 def add_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
@@ -81,33 +96,73 @@ def remove_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
         _error_hooks.remove(hook)
 
 
+def _describe(e: BaseException) -> str:
+    """'Type: text at file:line' of an exception, never failing itself."""
+    try:
+        text = str(e)
+    except Exception:
+        text = "(unprintable)"
+    if len(text) > 300:
+        text = text[:300] + "..."
+    where = ""
+    try:
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        where = f" at {os.path.basename(frame.filename)}:{frame.lineno} ({frame.name})"
+    except Exception:
+        pass
+    return f"{type(e).__name__}: {text}{where}"
+
+
+def as_mc_error(name: str, e: Exception) -> McError:
+    """The McError any exception out of an mc* body becomes."""
+    if isinstance(e, McError):
+        return e
+    try:
+        if isinstance(e, EngineError):
+            return from_engine(e)
+    except Exception as inner:        # an engine result the runtime cannot name
+        e = inner
+    if isinstance(e, MemoryError):
+        return McError(mcError_t.mcErrorMemoryAllocation,
+                       f"{name}: out of host memory ({_describe(e)})")
+    if isinstance(e, RecursionError):
+        return McError(mcError_t.mcErrorUnknown, f"{name}: input nested too deeply to process "
+                                                 f"({_describe(e)}); this is a gpudbg bug, please report it")
+    return McError(mcError_t.mcErrorUnknown,
+                   f"{name}: internal error ({_describe(e)}); this is a gpudbg bug, please report it")
+
+
 def _api(outputs: int) -> Callable:
     """Turn a function that returns outputs or raises McError into one
-    returning (err, *outputs) and keeping the thread's last error."""
+    returning (err, *outputs) and keeping the thread's last error; its
+    arguments are checked against its annotations first (_args.Plan)."""
     def deco(fn: Callable) -> Callable:
+        plan = Plan(fn)
+        name = fn.__name__
+        failed = (None,) * outputs
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> tuple:
-            outer = begin_call(fn.__name__)
+            outer = begin_call(name)
             try:
-                try:
-                    out = fn(*args, **kwargs)
-                except EngineError as engine_error:
-                    raise from_engine(engine_error) from None
-            except McError as e:
+                out = plan.call(fn, args, kwargs)
+                if outputs == 0:
+                    return (_S,)
+                if outputs == 1:
+                    return (_S, out)
+                return (_S, *out)
+            except Exception as exc:
+                e = as_mc_error(name, exc)
                 if e.code is not mcError_t.mcErrorNotReady:   # "not ready" is not a failure
                     _record(e.code, e.message)
                     if outer:
-                        notify_failure(fn.__name__, e.code, e.message)
-                return (e.code,) + (None,) * outputs
+                        notify_failure(name, e.code, e.message)
+                return (e.code,) + failed
             finally:
                 if outer:
                     end_call()
-            if outputs == 0:
-                return (_S,)
-            if outputs == 1:
-                return (_S, out)
-            return (_S, *out)
         wrapper._outputs = outputs  # type: ignore[attr-defined]
+        wrapper._plan = plan  # type: ignore[attr-defined]
         return wrapper
     return deco
 
@@ -122,21 +177,9 @@ def _ctx():
 
 def _int(name: str, value: Any, minimum: int = 0) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or int(value) < minimum:
-        raise McError(mcError_t.mcErrorInvalidValue, f"{name} must be an int >= {minimum}, got {value!r}")
+        raise McError(mcError_t.mcErrorInvalidValue, f"{name} must be an int >= {minimum}, got {show(value)}")
     return int(value)
 
-
-
-def _dim3(name: str, d: Any) -> tuple[int, int, int]:
-    if isinstance(d, int) and not isinstance(d, bool):
-        return (d, 1, 1)
-    try:
-        t = tuple(d)
-    except TypeError:
-        raise McError(mcError_t.mcErrorInvalidValue, f"{name} must be an int or up to 3 ints") from None
-    if not 1 <= len(t) <= 3:
-        raise McError(mcError_t.mcErrorInvalidValue, f"{name} must have 1 to 3 dimensions")
-    return tuple(t) + (1,) * (3 - len(t))  # type: ignore[return-value]
 
 
 # Functions that exist with the seed's signature but cannot work on the

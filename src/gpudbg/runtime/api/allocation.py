@@ -19,6 +19,7 @@ import numpy as np
 
 from gpudbg.driver.engine import get_engine
 from gpudbg.driver import mempool as _mempool
+from gpudbg.runtime.api._args import (DevicePtr, Flags, HostBuffer, HostMemory, Size, Struct, mcStream_t)
 from gpudbg.runtime.api._base import _api, _ctx, _int
 from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.memory_types import mcExtent, mcExtMallocFlags, mcHostRegisterFlags, mcPitchedPtr
@@ -31,12 +32,6 @@ _REGISTER_FLAGS = int(mcHostRegisterFlags.mcHostRegisterPortable | mcHostRegiste
 _ATTACH = {int(f) for f in mcMemAttachFlags}
 
 
-def _pointer(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise McError(INVALID, f"{name} must be a pointer (int), got {value!r}")
-    return int(value)
-
-
 def _pitch_for(width: int) -> int:
     align = _ctx().device.model.texture_alignment
     return max(align, -(-width // align) * align)
@@ -44,44 +39,40 @@ def _pitch_for(width: int) -> int:
 
 # ------------------------------------------------------------------ 2.9 allocation
 @_api(1)
-def mcMalloc(sizeBytes: int) -> int:
+def mcMalloc(sizeBytes: Size) -> int:
     """Seed 002 §2.9.3.8: device memory; size 0 gives 0."""
-    return _ctx().memory.alloc(_int("sizeBytes", sizeBytes), AllocationKind.DEVICE)
+    return _ctx().memory.alloc(sizeBytes, AllocationKind.DEVICE)
 
 
 @_api(0)
-def mcFree(ptr: int) -> None:
+def mcFree(ptr: DevicePtr) -> None:
     """Seed 002 §2.9.3.2: waits for the device first, then frees; 0 is a
     no-op; a double free, an interior pointer or memory of another
     allocator is mcErrorInvalidValue."""
     ctx = _ctx()
-    if isinstance(ptr, bool) or not isinstance(ptr, int):
-        raise McError(INVALID, f"ptr must be a device pointer (int), got {ptr!r}")
     _mempool.free_synchronously(ctx, ptr, "mcFree")
 
 
 @_api(1)
-def mcMallocHost(size: int, flags: int = 0) -> int:
+def mcMallocHost(size: Size, flags: Flags = 0) -> int:
     """Seed 002 §2.9.3.10: pinned host memory, an int pointer (see host_view);
     flags mcMallocHostDefault/Portable/Mapped."""
-    flags = _int("flags", flags)
     if flags & ~0x3:
         raise McError(INVALID, f"unknown mcMallocHost flags 0x{flags:x}")
-    return _ctx().memory.alloc(_int("size", size), AllocationKind.HOST_PINNED, flags)
+    return _ctx().memory.alloc(size, AllocationKind.HOST_PINNED, flags)
 
 
 @_api(1)
-def mcHostAlloc(size: int, flags: int = 0) -> int:
+def mcHostAlloc(size: Size, flags: Flags = 0) -> int:
     """Pinned host memory with mcHostAlloc* flags (as cudaHostAlloc)."""
-    flags = _int("flags", flags)
     if flags & ~int(mcHostAllocFlags.mcHostAllocPortable | mcHostAllocFlags.mcHostAllocMapped
                     | mcHostAllocFlags.mcHostAllocWriteCombined):
         raise McError(INVALID, f"unknown mcHostAlloc flags 0x{flags:x}")
-    return _ctx().memory.alloc(_int("size", size), AllocationKind.HOST_PINNED, flags)
+    return _ctx().memory.alloc(size, AllocationKind.HOST_PINNED, flags)
 
 
 @_api(0)
-def mcFreeHost(ptr: int) -> None:
+def mcFreeHost(ptr: DevicePtr) -> None:
     """Seed 002 §2.9.3.3: only memory from mcMallocHost; 0 is a no-op."""
     ctx = _ctx()
     if ptr:
@@ -90,21 +81,20 @@ def mcFreeHost(ptr: int) -> None:
 
 
 @_api(1)
-def mcMallocManaged(size: int, flags: int = int(mcMemAttachFlags.mcMemAttachGlobal)) -> int:
+def mcMallocManaged(size: Size, flags: Flags = int(mcMemAttachFlags.mcMemAttachGlobal)) -> int:
     """Managed (unified) memory, host-visible through host_view (as
     cudaMallocManaged; flags mcMemAttachGlobal or mcMemAttachHost)."""
-    if _int("flags", flags) not in (1, 2):
+    if flags not in (1, 2):
         raise McError(INVALID, "flags must be mcMemAttachGlobal or mcMemAttachHost")
-    return _ctx().memory.alloc(_int("size", size), AllocationKind.MANAGED, flags)
+    return _ctx().memory.alloc(size, AllocationKind.MANAGED, flags)
 
 
 @_api(2)
-def mcMallocPitch(width: int, height: int) -> tuple[int, int]:
+def mcMallocPitch(width: Size, height: Size) -> tuple[int, int]:
     """Seed 002 §2.9.3.11: (ptr, pitch) with the pitch width rounded up to
     the texture alignment; widths above the device's maximum pitch are
     mcErrorInvalidValue."""
     ctx = _ctx()
-    width, height = _int("width", width), _int("height", height)
     if width > ctx.device.model.max_pitch:
         raise McError(INVALID, f"width={width} exceeds the maximum pitch {ctx.device.model.max_pitch}")
     pitch = _pitch_for(width)
@@ -114,12 +104,10 @@ def mcMallocPitch(width: int, height: int) -> tuple[int, int]:
 
 
 @_api(1)
-def mcMalloc3D(extent: mcExtent) -> mcPitchedPtr:
+def mcMalloc3D(extent: Struct(mcExtent)) -> mcPitchedPtr:
     """Seed 002 §2.9.3.9: pitch x height x depth bytes; returns the
     mcPitchedPtr (ptr, pitch, xsize=width, ysize=height)."""
     ctx = _ctx()
-    if not isinstance(extent, mcExtent):
-        raise McError(INVALID, f"extent must be an mcExtent, not {type(extent).__name__}")
     w, h, d = (_int(f"extent.{n}", getattr(extent, n)) for n in ("width", "height", "depth"))
     if w > ctx.device.model.max_pitch:
         raise McError(INVALID, f"extent.width={w} exceeds the maximum pitch {ctx.device.model.max_pitch}")
@@ -130,13 +118,13 @@ def mcMalloc3D(extent: mcExtent) -> mcPitchedPtr:
 
 
 @_api(1)
-def mcExtMallocWithFlags(sizeBytes: int, flags: int) -> int:
+def mcExtMallocWithFlags(sizeBytes: Size, flags: Flags) -> int:
     """Seed 002 §2.9.3.1: memory of a given type (hipExtMallocWithFlags
     flags): Default and Uncached are device memory, Finegrained is
     host-coherent managed memory (attached globally, see
     mcStreamAttachMemAsync), SignalMemory is an 8-byte device word."""
     ctx = _ctx()
-    size, flags = _int("sizeBytes", sizeBytes), _int("flags", flags)
+    size = sizeBytes
     try:
         f = mcExtMallocFlags(flags)
     except ValueError:
@@ -149,23 +137,19 @@ def mcExtMallocWithFlags(sizeBytes: int, flags: int) -> int:
 
 
 @_api(0)
-def mcHostRegister(hostPtr: Any, sizeBytes: int, flags: int = 0) -> None:
+def mcHostRegister(hostPtr: HostBuffer, sizeBytes: Size, flags: Flags = 0) -> None:
     """Seed 002 §2.9.3.6: page-lock an existing buffer (numpy array,
     bytearray): its first sizeBytes become device-accessible memory that
     aliases the buffer. An overlap with a registered range is
     mcErrorHostMemoryAlreadyRegistered (as cudaHostRegister)."""
     ctx = _ctx()
-    size, flags = _int("sizeBytes", sizeBytes), _int("flags", flags)
     if flags & ~_REGISTER_FLAGS:
         raise McError(INVALID, f"unknown mcHostRegister flags 0x{flags:x}")
-    if isinstance(hostPtr, (int, np.integer)):
-        raise McError(INVALID, "hostPtr must be the host buffer object itself (a Python program "
-                                   "has no raw host pointers to register)")
-    ctx.memory.register_host(hostPtr, size, flags)
+    ctx.memory.register_host(hostPtr, sizeBytes, flags)
 
 
 @_api(0)
-def mcHostUnregister(hostPtr: Any) -> None:
+def mcHostUnregister(hostPtr: HostMemory) -> None:
     """Seed 002 §2.9.3.7: the buffer (or its device pointer) must start the
     registered range; anything else is mcErrorHostMemoryNotRegistered (as
     cudaHostUnregister)."""
@@ -188,17 +172,17 @@ def _page_locked(hostPtr: Any) -> tuple[int, int]:
 
 
 @_api(1)
-def mcHostGetDevicePointer(hostPtr: Any, flags: int = 0) -> int:
+def mcHostGetDevicePointer(hostPtr: HostMemory, flags: Flags = 0) -> int:
     """Seed 002 §2.9.3.4: with UVA the device pointer of pinned memory is
     the host pointer; a registered buffer gives its mapping's address."""
     _ctx()
-    if _int("flags", flags) != 0:
-        raise McError(INVALID, f"flags must be 0, got {flags!r}")
+    if flags != 0:
+        raise McError(INVALID, f"flags must be 0, got {flags}")
     return _page_locked(hostPtr)[0]
 
 
 @_api(1)
-def mcHostGetFlags(hostPtr: Any) -> int:
+def mcHostGetFlags(hostPtr: HostMemory) -> int:
     """Seed 002 §2.9.3.5: the flags given to mcMallocHost/mcHostAlloc or
     mcHostRegister for the range containing hostPtr."""
     _ctx()
@@ -206,23 +190,20 @@ def mcHostGetFlags(hostPtr: Any) -> int:
 
 
 @_api(0)
-def mcStreamAttachMemAsync(stream: Any, devPtr: Any, length: int = 0,
-                           flags: int = int(mcMemAttachFlags.mcMemAttachSingle)) -> None:
+def mcStreamAttachMemAsync(stream: mcStream_t, devPtr: DevicePtr, length: Size = 0,
+                           flags: Flags = int(mcMemAttachFlags.mcMemAttachSingle)) -> None:
     """Seed 002 §2.3.3.2: a stream-ordered change of a managed allocation's
     stream association (in effect once the stream's earlier work retired;
     destroying the stream restores the default). Pageable memory is
     mcErrorInvalidValue: the device reports mcDevAttrPageableMemoryAccess 0."""
     ctx = _ctx()
     s = ctx.stream(stream)
-    flags, length = _int("flags", flags), _int("length", length)
     if flags not in _ATTACH:
         raise McError(INVALID, f"flags must be mcMemAttachGlobal, Host or Single, got {flags:#x}")
-    if not isinstance(devPtr, (int, np.integer)) or isinstance(devPtr, bool):
-        raise McError(INVALID, "devPtr is not managed memory (pageable memory cannot be attached: "
-                                   "the device does not access pageable memory)")
-    info = get_engine().resolve_pointer(int(devPtr))
+    info = get_engine().resolve_pointer(devPtr)
     if info is None or info.kind is not AllocationKind.MANAGED:
-        raise McError(INVALID, f"0x{int(devPtr):x} is not managed memory")
+        raise McError(INVALID, f"0x{devPtr:x} is not managed memory (pageable memory cannot be attached: "
+                               f"the device does not access pageable memory)")
     if info.offset or length not in (0, info.allocation.size):
         raise McError(INVALID, "a managed allocation is attached whole: devPtr must be its start "
                                    f"and length 0 or {info.allocation.size}")

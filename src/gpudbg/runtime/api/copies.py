@@ -21,9 +21,17 @@ from typing import Any
 from gpudbg.driver import pitched as _pitched
 from gpudbg.driver import symbols as _symbols
 from gpudbg.driver import transfer as _transfer
+from gpudbg.runtime.api._args import (DST_FIELD, SRC_FIELD, Device, DevicePtr, DstMemory, MemcpyKind, Size,
+                                      SrcMemory, Struct, Symbol, mcStream_t)
 from gpudbg.runtime.api._base import _api, _ctx
+from gpudbg.runtime.memory_types import mc_Memcpy2D, mcMemcpy3DParms, mcMemcpy3DPeerParms
 from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.types import mcMemcpyKind
+
+# the host buffers inside the copy structs are checked like a copy's operands
+Copy2D = Struct(mc_Memcpy2D, srcHost=SRC_FIELD, dstHost=DST_FIELD)
+Copy3D = Struct(mcMemcpy3DParms, mcMemcpy3DPeerParms, srcPtr__ptr=SRC_FIELD, dstPtr__ptr=DST_FIELD)
+Copy3DPeer = Copy3D
 
 _H2D, _D2H, _D2D, _DEFAULT = (mcMemcpyKind.mcMemcpyHostToDevice, mcMemcpyKind.mcMemcpyDeviceToHost,
                               mcMemcpyKind.mcMemcpyDeviceToDevice, mcMemcpyKind.mcMemcpyDefault)
@@ -40,63 +48,63 @@ def _copy(dst: Any, src: Any, count: Any, kind: Any, stream: Any, is_async: bool
 
 # ------------------------------------------------------------------ 1D
 @_api(0)
-def mcMemcpy(dst: Any, src: Any, count: int, kind: Any) -> None:
+def mcMemcpy(dst: DstMemory, src: SrcMemory, count: Size, kind: MemcpyKind) -> None:
     """Seed 002 §2.10.3.3 with the synchronization rules of §1.2.1.1."""
     _copy(dst, src, count, kind, None, False)
 
 
 @_api(0)
-def mcMemcpyAsync(dst: Any, src: Any, count: int, kind: Any, stream: Any = None) -> None:
+def mcMemcpyAsync(dst: DstMemory, src: SrcMemory, count: Size, kind: MemcpyKind, stream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.11 with the rules of §1.2.1.2."""
     _copy(dst, src, count, kind, stream, True)
 
 
 @_api(0)
-def mcMemcpyWithStream(dst: Any, src: Any, sizeBytes: int, kind: Any, stream: Any) -> None:
+def mcMemcpyWithStream(dst: DstMemory, src: SrcMemory, sizeBytes: Size, kind: MemcpyKind, stream: mcStream_t) -> None:
     """Seed 002 §2.10.3.26: a copy on `stream`, asynchronous unless host
     memory is not pinned (the rules of §1.2.1.2)."""
     _copy(dst, src, sizeBytes, kind, stream, True)
 
 
 @_api(0)
-def mcMemcpyHtoD(dstDevice: int, srcHost: Any, ByteCount: int) -> None:
+def mcMemcpyHtoD(dstDevice: DevicePtr, srcHost: SrcMemory, ByteCount: Size) -> None:
     """Seed 002 §2.10.3.18."""
     _copy(dstDevice, srcHost, ByteCount, _H2D, None, False)
 
 
 @_api(0)
-def mcMemcpyHtoDAsync(dstDevice: int, srcHost: Any, ByteCount: int, hStream: Any = None) -> None:
+def mcMemcpyHtoDAsync(dstDevice: DevicePtr, srcHost: SrcMemory, ByteCount: Size, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.19."""
     _copy(dstDevice, srcHost, ByteCount, _H2D, hStream, True)
 
 
 @_api(0)
-def mcMemcpyDtoH(dstHost: Any, srcDevice: int, ByteCount: int) -> None:
+def mcMemcpyDtoH(dstHost: DstMemory, srcDevice: DevicePtr, ByteCount: Size) -> None:
     """Seed 002 §2.10.3.14."""
     _copy(dstHost, srcDevice, ByteCount, _D2H, None, False)
 
 
 @_api(0)
-def mcMemcpyDtoHAsync(dstHost: Any, srcDevice: int, ByteCount: int, hStream: Any = None) -> None:
+def mcMemcpyDtoHAsync(dstHost: DstMemory, srcDevice: DevicePtr, ByteCount: Size, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.15."""
     _copy(dstHost, srcDevice, ByteCount, _D2H, hStream, True)
 
 
 @_api(0)
-def mcMemcpyDtoD(dstDevice: int, srcDevice: int, ByteCount: int) -> None:
+def mcMemcpyDtoD(dstDevice: DevicePtr, srcDevice: DevicePtr, ByteCount: Size) -> None:
     """Seed 002 §2.10.3.12."""
     _copy(dstDevice, srcDevice, ByteCount, _D2D, None, False)
 
 
 @_api(0)
-def mcMemcpyDtoDAsync(dstDevice: int, srcDevice: int, ByteCount: int, hStream: Any = None) -> None:
+def mcMemcpyDtoDAsync(dstDevice: DevicePtr, srcDevice: DevicePtr, ByteCount: Size, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.13."""
     _copy(dstDevice, srcDevice, ByteCount, _D2D, hStream, True)
 
 
 # ------------------------------------------------------------------ peer
 @_api(0)
-def mcMemcpyPeer(dst: int, dstDevice: int, src: int, srcDevice: int, sizeBytes: int) -> None:
+def mcMemcpyPeer(dst: DevicePtr, dstDevice: Device, src: DevicePtr, srcDevice: Device, sizeBytes: Size) -> None:
     """Seed 002 §2.10.3.22: serialized with all work of the current, source
     and destination devices (it drains them first and returns when done)."""
     ctx = _ctx()
@@ -104,8 +112,8 @@ def mcMemcpyPeer(dst: int, dstDevice: int, src: int, srcDevice: int, sizeBytes: 
 
 
 @_api(0)
-def mcMemcpyPeerAsync(dst: int, dstDevice: int, src: int, srcDevice: int, sizeBytes: int,
-                      stream: Any = None) -> None:
+def mcMemcpyPeerAsync(dst: DevicePtr, dstDevice: Device, src: DevicePtr, srcDevice: Device, sizeBytes: Size,
+                      stream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.23: asynchronous, ordered only in `stream`."""
     ctx = _ctx()
     _pitched.copy_peer(ctx, dst, dstDevice, src, srcDevice, sizeBytes, ctx.stream(stream), True)
@@ -120,16 +128,16 @@ def _copy_2d(dst: Any, dpitch: Any, src: Any, spitch: Any, width: Any, height: A
 
 
 @_api(0)
-def mcMemcpy2D(dst: Any, dpitch: int, src: Any, spitch: int, width: int, height: int,
-               kind: Any) -> None:
+def mcMemcpy2D(dst: DstMemory, dpitch: Size, src: SrcMemory, spitch: Size, width: Size, height: Size,
+               kind: MemcpyKind) -> None:
     """Seed 002 §2.10.3.4: one COPY_2D command; width above a pitch is
     mcErrorInvalidPitchValue."""
     _copy_2d(dst, dpitch, src, spitch, width, height, kind, None, False)
 
 
 @_api(0)
-def mcMemcpy2DAsync(dst: Any, dpitch: int, src: Any, spitch: int, width: int, height: int,
-                    kind: Any, stream: Any = None) -> None:
+def mcMemcpy2DAsync(dst: DstMemory, dpitch: Size, src: SrcMemory, spitch: Size, width: Size, height: Size,
+                    kind: MemcpyKind, stream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.5."""
     _copy_2d(dst, dpitch, src, spitch, width, height, kind, stream, True)
 
@@ -141,19 +149,19 @@ def _param_2d(pCopy: Any, stream: Any, is_async: bool) -> None:
 
 
 @_api(0)
-def mcMemcpyParam2D(pCopy: Any) -> None:
+def mcMemcpyParam2D(pCopy: Copy2D) -> None:
     """Seed 002 §2.10.3.20: an mc_Memcpy2D (CUDA_MEMCPY2D) description."""
     _param_2d(pCopy, None, False)
 
 
 @_api(0)
-def mcMemcpyParam2DAsync(pCopy: Any, stream: Any = None) -> None:
+def mcMemcpyParam2DAsync(pCopy: Copy2D, stream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.21."""
     _param_2d(pCopy, stream, True)
 
 
 @_api(0)
-def mcMemcpy2DUnaligned(pCopy: Any) -> None:
+def mcMemcpy2DUnaligned(pCopy: Copy2D) -> None:
     """Seed 002 §2.10.3.6: as mcMemcpyParam2D; the simulated copy engine has
     no pitch alignment rule, so aligned and unaligned pitches both work."""
     _param_2d(pCopy, None, False)
@@ -161,7 +169,7 @@ def mcMemcpy2DUnaligned(pCopy: Any) -> None:
 
 # ------------------------------------------------------------------ 3D
 @_api(0)
-def mcMemcpy3D(pCopy: Any) -> None:
+def mcMemcpy3D(pCopy: Copy3D) -> None:
     """Seed 002 §2.10.3.7: an mcMemcpy3DParms (pitched pointers, positions,
     extent, kind); COPY_2D commands, one per slice unless contiguous."""
     ctx = _ctx()
@@ -169,14 +177,14 @@ def mcMemcpy3D(pCopy: Any) -> None:
 
 
 @_api(0)
-def mcMemcpy3DAsync(pCopy: Any, hStream: Any = None) -> None:
+def mcMemcpy3DAsync(pCopy: Copy3D, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.8."""
     ctx = _ctx()
     _pitched.copy_3d(ctx, pCopy, ctx.stream(hStream), True)
 
 
 @_api(0)
-def mcMemcpy3DPeer(pCopy: Any) -> None:
+def mcMemcpy3DPeer(pCopy: Copy3DPeer) -> None:
     """Seed 002 §2.10.3.9: an mcMemcpy3DParms (devices from the pointers)
     or an mcMemcpy3DPeerParms (devices named and checked); serialized like
     mcMemcpyPeer."""
@@ -185,7 +193,7 @@ def mcMemcpy3DPeer(pCopy: Any) -> None:
 
 
 @_api(0)
-def mcMemcpy3DPeerAsync(pCopy: Any, hStream: Any = None) -> None:
+def mcMemcpy3DPeerAsync(pCopy: Copy3DPeer, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.10."""
     ctx = _ctx()
     _pitched.copy_3d(ctx, pCopy, ctx.stream(hStream), True, peer=True)
@@ -205,13 +213,13 @@ def _symbol_kind(kind: Any, allowed: tuple) -> Any:
 
 
 @_api(1)
-def mcGetSymbolAddress(symbol: Any) -> int:
+def mcGetSymbolAddress(symbol: Symbol) -> int:
     """Seed 002 §2.10.3.1: mcErrorInvalidSymbol when no module defines it."""
     return _symbols.resolve(_ctx(), symbol)[0]
 
 
 @_api(1)
-def mcGetSymbolSize(symbol: Any) -> int:
+def mcGetSymbolSize(symbol: Symbol) -> int:
     """Seed 002 §2.10.3.2."""
     return _symbols.resolve(_ctx(), symbol)[1]
 
@@ -233,29 +241,29 @@ def _from_symbol(dst: Any, symbol: Any, sizeBytes: Any, offset: Any, kind: Any, 
 
 
 @_api(0)
-def mcMemcpyToSymbol(symbol: Any, src: Any, sizeBytes: int, offset: int = 0,
-                     kind: Any = _DEFAULT) -> None:
+def mcMemcpyToSymbol(symbol: Symbol, src: SrcMemory, sizeBytes: Size, offset: Size = 0,
+                     kind: MemcpyKind = _DEFAULT) -> None:
     """Seed 002 §2.10.3.24: kind HostToDevice, DeviceToDevice or Default."""
     _to_symbol(symbol, src, sizeBytes, offset, kind, None, False)
 
 
 @_api(0)
-def mcMemcpyToSymbolAsync(symbol: Any, src: Any, sizeBytes: int, offset: int = 0,
-                          kind: Any = _DEFAULT, stream: Any = None) -> None:
+def mcMemcpyToSymbolAsync(symbol: Symbol, src: SrcMemory, sizeBytes: Size, offset: Size = 0,
+                          kind: MemcpyKind = _DEFAULT, stream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.25."""
     _to_symbol(symbol, src, sizeBytes, offset, kind, stream, True)
 
 
 @_api(0)
-def mcMemcpyFromSymbol(dst: Any, symbol: Any, sizeBytes: int, offset: int = 0,
-                       kind: Any = _DEFAULT) -> None:
+def mcMemcpyFromSymbol(dst: DstMemory, symbol: Symbol, sizeBytes: Size, offset: Size = 0,
+                       kind: MemcpyKind = _DEFAULT) -> None:
     """Seed 002 §2.10.3.16: kind DeviceToHost, DeviceToDevice or Default."""
     _from_symbol(dst, symbol, sizeBytes, offset, kind, None, False)
 
 
 @_api(0)
-def mcMemcpyFromSymbolAsync(dst: Any, symbol: Any, sizeBytes: int, offset: int = 0,
-                            kind: Any = _DEFAULT, stream: Any = None) -> None:
+def mcMemcpyFromSymbolAsync(dst: DstMemory, symbol: Symbol, sizeBytes: Size, offset: Size = 0,
+                            kind: MemcpyKind = _DEFAULT, stream: mcStream_t = None) -> None:
     """Seed 002 §2.10.3.17."""
     _from_symbol(dst, symbol, sizeBytes, offset, kind, stream, True)
 

@@ -12,23 +12,26 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from typing import Any, Mapping, Sequence
+from typing import Mapping
 
 from gpudbg.driver import limits as _limits
 from gpudbg.driver.engine import DRIVER_VERSION, RUNTIME_VERSION, get_engine
 from gpudbg.driver.stream import PRIORITY_GREATEST, PRIORITY_LEAST
+from gpudbg.runtime.api._args import Device, Devices, Enum, Flags, Int32, OptionalDevice, Struct, UInt64
 from gpudbg.runtime.api._base import _api, _ctx, _int
+from gpudbg.runtime.exec_types import mcFuncCache_t, mcLimit_t
 from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.exec_types import mcDeviceP2PAttr, mcSharedMemConfig
 from gpudbg.runtime.types import attribute_values, mcDeviceAttribute_t, mcDeviceProp
 
 _INVALID = mcError_t.mcErrorInvalidValue
+Limit = Enum(mcLimit_t, mcError_t.mcErrorUnsupportedLimit)
 PCI_BUS_ID_CHARS = 13        # "0000:1b:00.0" plus the terminating NUL
 
 
 # ------------------------------------------------------------------ 2.1 init, 2.7 versions
 @_api(0)
-def mcInit(flags: int) -> None:
+def mcInit(flags: Flags) -> None:
     """Seed 002 §2.1.3.1: explicit initialization (enumerates the simulated
     devices, creates no context); flags must be 0, as cuInit's."""
     get_engine().init(flags)
@@ -58,7 +61,7 @@ def mcGetDeviceCount() -> int:
 
 
 @_api(0)
-def mcSetDevice(deviceId: int) -> None:
+def mcSetDevice(deviceId: Device) -> None:
     """Seed 002 §2.2.3.25: the calling thread's device; no context is created yet."""
     get_engine().set_device(deviceId)
 
@@ -70,20 +73,20 @@ def mcGetDevice() -> int:
 
 
 @_api(1)
-def mcDeviceGet(ordinal: int) -> int:
+def mcDeviceGet(ordinal: Device) -> int:
     """Seed 002 §2.2.3.2: the device handle (mcDevice_t is the ordinal, as
     CUdevice is)."""
     return get_engine().device(ordinal).ordinal
 
 
 @_api(1)
-def mcGetDeviceProperties(deviceId: int) -> mcDeviceProp:
+def mcGetDeviceProperties(deviceId: Device) -> mcDeviceProp:
     """Seed 002 §2.2.3.24: every property from the device model."""
     return mcDeviceProp.from_model(get_engine().device(deviceId).model)
 
 
 @_api(1)
-def mcDeviceGetAttribute(attr: Any, deviceId: int) -> int:
+def mcDeviceGetAttribute(attr: Enum(mcDeviceAttribute_t), deviceId: Device) -> int:
     """Seed 002 §2.2.3.3: one entry of the full attribute table."""
     dev = get_engine().device(deviceId)
     try:
@@ -100,7 +103,7 @@ CHOOSE_FIELDS = ("major", "minor", "totalGlobalMem", "sharedMemPerBlock", "regsP
 
 
 @_api(1)
-def mcChooseDevice(prop: Any) -> int:
+def mcChooseDevice(prop: Struct(mcDeviceProp, Mapping)) -> int:
     """Seed 002 §2.2.3.1: the device that best matches `prop` (an
     mcDeviceProp, or a mapping of some of its field names). Each requested
     field the device meets (at least the requested amount; the exact value
@@ -137,7 +140,7 @@ def mcChooseDevice(prop: Any) -> int:
 
 
 @_api(1)
-def mcDeviceGetName(len: int, device: int) -> str:  # noqa: A002 (the seed's parameter name)
+def mcDeviceGetName(len: Int32, device: Device) -> str:  # noqa: A002 (the seed's parameter name)
     """Seed 002 §2.2.3.8: the product name, at most len-1 characters (the
     C string's terminating NUL takes the last byte)."""
     n = _int("len", len, 1)
@@ -145,7 +148,7 @@ def mcDeviceGetName(len: int, device: int) -> str:  # noqa: A002 (the seed's par
 
 
 @_api(1)
-def mcDeviceGetPCIBusId(len: int, device: int | None = None) -> str:  # noqa: A002
+def mcDeviceGetPCIBusId(len: Int32, device: OptionalDevice = None) -> str:  # noqa: A002
     """Seed 002 §2.2.3.10: '[domain]:[bus]:[device].[function]' in hex, at
     most len-1 characters. The one-argument form mcDeviceGetPCIBusId(device)
     of the core API remains accepted (full length)."""
@@ -157,13 +160,13 @@ def mcDeviceGetPCIBusId(len: int, device: int | None = None) -> str:  # noqa: A0
 
 
 @_api(1)
-def mcDeviceGetUuid(device: int) -> bytes:
+def mcDeviceGetUuid(device: Device) -> bytes:
     """Seed 002 §2.2.3.13: 16 bytes, unique per simulated device."""
     return get_engine().device(device).model.uuid
 
 
 @_api(2)
-def mcDeviceGetLuid(dev: int) -> tuple[bytes, int]:
+def mcDeviceGetLuid(dev: Device) -> tuple[bytes, int]:
     """Seed 002 §2.2.3.6: (8-byte LUID, deviceNodeMask). A LUID is a WDDM
     notion; the seed lists no mcErrorNotSupported, so a stable one is made
     from the device's PCI location (unique per device), with node mask 1
@@ -175,13 +178,13 @@ def mcDeviceGetLuid(dev: int) -> tuple[bytes, int]:
 
 
 @_api(1)
-def mcDeviceTotalMem(device: int) -> int:
+def mcDeviceTotalMem(device: Device) -> int:
     """Seed 002 §2.2.3.20: bytes of device memory."""
     return get_engine().device(device).model.global_memory
 
 
 @_api(1)
-def mcDeviceGetP2PAttribute(attr: Any, srcDevice: int, dstDevice: int) -> int:
+def mcDeviceGetP2PAttribute(attr: Enum(mcDeviceP2PAttr), srcDevice: Device, dstDevice: Device) -> int:
     """Seed 002 §2.2.3.9: the simulated devices share no memory bus, so a
     kernel cannot dereference a peer's memory: access, native atomics and
     array access are 0; the (only) link has performance rank 0."""
@@ -199,13 +202,13 @@ def mcDeviceGetP2PAttribute(attr: Any, srcDevice: int, dstDevice: int) -> int:
 
 
 @_api(1)
-def mcDeviceGetLimit(limit: Any) -> int:
+def mcDeviceGetLimit(limit: Limit) -> int:
     """Seed 002 §2.2.3.5: the current device's limit (its primary context's)."""
     return _limits.get_limit(_ctx(), limit)
 
 
 @_api(0)
-def mcDeviceSetLimit(limit: Any, value: int) -> None:
+def mcDeviceSetLimit(limit: Limit, value: UInt64) -> None:
     """Seed 002 §2.2.3.16: stack size, printf FIFO and heap size really
     bound the simulator (driver/limits.py); the printf FIFO and heap cannot
     change after a kernel using them was launched."""
@@ -220,14 +223,14 @@ def mcDeviceGetSharedMemConfig() -> mcSharedMemConfig:
 
 
 @_api(0)
-def mcDeviceSetSharedMemConfig(config: Any) -> None:
+def mcDeviceSetSharedMemConfig(config: Enum(mcSharedMemConfig)) -> None:
     """Seed 002 §2.2.3.18: any mcSharedMemConfig is accepted and recorded;
     banks stay 4 bytes wide (a no-op on fixed-bank devices)."""
     _limits.set_shared_mem_config(get_engine().current_device(), config)
 
 
 @_api(0)
-def mcDeviceSetCacheConfig(cacheConfig: Any) -> None:
+def mcDeviceSetCacheConfig(cacheConfig: Enum(mcFuncCache_t)) -> None:
     """Seed 002 §2.2.3.15: the preferred L1/shared split, recorded per
     device; a preference only (it never changes occupancy here)."""
     _limits.set_cache_config(get_engine().current_device(), cacheConfig)
@@ -249,7 +252,7 @@ def mcGetDeviceFlags() -> int:
 
 
 @_api(0)
-def mcSetDeviceFlags(flag: int) -> None:
+def mcSetDeviceFlags(flag: Flags) -> None:
     """Seed 002 §2.2.3.26: one schedule mode plus mcDeviceMapHost /
     mcDeviceLmemResizeToMax; mcErrorSetOnActiveProcess once the device's
     primary context is active with different flags."""
@@ -257,7 +260,7 @@ def mcSetDeviceFlags(flag: int) -> None:
 
 
 @_api(0)
-def mcSetValidDevices(deviceArray: Sequence[int] | None, len: int) -> None:  # noqa: A002
+def mcSetValidDevices(deviceArray: Devices, len: Int32) -> None:  # noqa: A002
     """Seed 002 §2.2.3.27: make the first usable device of the list current
     (every simulated device is in the default compute mode, so that is the
     first entry); len 0 keeps the default device order."""

@@ -9,11 +9,10 @@ mcEventInterprocess must come with mcEventDisableTiming, as in CUDA.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from gpudbg.driver import capture
 from gpudbg.driver.event import Event, check_event, elapsed_ms
-from gpudbg.runtime.api._base import _api, _ctx, _int
+from gpudbg.runtime.api._args import Flags, mcEvent_t, mcStream_t
+from gpudbg.runtime.api._base import _api, _ctx
 from gpudbg.runtime.errors import McError, mcError_t
 
 
@@ -24,33 +23,33 @@ def mcEventCreate() -> Event:
 
 
 @_api(1)
-def mcEventCreateWithFlags(flags: int) -> Event:
+def mcEventCreateWithFlags(flags: Flags) -> Event:
     """Seed 002 §2.5.3.2: mcEventDefault, mcEventBlockingSync,
     mcEventDisableTiming, mcEventInterprocess (with DisableTiming)."""
     ctx = _ctx()
-    e = Event(ctx, _int("flags", flags))
+    e = Event(ctx, flags)
     ctx.events.add(e)
     return e
 
 
 @_api(0)
-def mcEventRecord(event: Any, stream: Any = None) -> None:
+def mcEventRecord(event: mcEvent_t, stream: mcStream_t = None) -> None:
     """Seed 002 §2.5.3.7: the event completes when the work before it does."""
     ctx = _ctx()
     check_event(ctx, event).record(ctx.stream(stream))
 
 
 @_api(0)
-def mcEventRecordWithFlags(event: Any, stream: Any = None, flags: int = 0) -> None:
+def mcEventRecordWithFlags(event: mcEvent_t, stream: mcStream_t = None, flags: Flags = 0) -> None:
     """Seed 002 §2.5.3.8: mcEventRecordDefault, or mcEventRecordExternal
     (only while the stream captures: the record becomes an event-record node
     of the graph, replayed when the graph is launched)."""
     ctx = _ctx()
-    check_event(ctx, event).record(ctx.stream(stream), _int("flags", flags))
+    check_event(ctx, event).record(ctx.stream(stream), flags)
 
 
 @_api(0)
-def mcEventQuery(event: Any) -> None:
+def mcEventQuery(event: mcEvent_t) -> None:
     """Seed 002 §2.5.3.6: mcSuccess (also for a never-recorded event) or
     mcErrorNotReady, as CUDA (the seed's text has the two swapped)."""
     ctx = _ctx()
@@ -59,7 +58,7 @@ def mcEventQuery(event: Any) -> None:
 
 
 @_api(0)
-def mcEventSynchronize(event: Any) -> None:
+def mcEventSynchronize(event: mcEvent_t) -> None:
     """Seed 002 §2.5.3.9: waits for the recorded work; returns at once for a
     never-recorded event. A potentially unsafe call during stream capture."""
     e = check_event(_ctx(), event)
@@ -68,13 +67,13 @@ def mcEventSynchronize(event: Any) -> None:
 
 
 @_api(0)
-def mcEventDestroy(event: Any) -> None:
+def mcEventDestroy(event: mcEvent_t) -> None:
     """Seed 002 §2.5.3.3: returns at once even while the record is pending."""
     check_event(_ctx(), event).destroy()
 
 
 @_api(1)
-def mcEventElapsedTime(start: Any, stop: Any) -> float:
+def mcEventElapsedTime(start: mcEvent_t, stop: mcEvent_t) -> float:
     """Seed 002 §2.5.3.4: milliseconds between the two records on the device
     clock. mcErrorInvalidResourceHandle if either was never recorded or has
     mcEventDisableTiming, mcErrorNotReady if either is still pending."""
@@ -83,7 +82,7 @@ def mcEventElapsedTime(start: Any, stop: Any) -> float:
 
 
 @_api(1)
-def mcEventElapsedTimeWithFlags(start: Any, stop: Any, flag: int) -> float:
+def mcEventElapsedTimeWithFlags(start: mcEvent_t, stop: mcEvent_t, flag: Flags) -> float:
     """Seed 002 §2.5.3.5: as mcEventElapsedTime; flag
     mcEventElapsedTimeInterDevice also allows events of two devices (their
     clocks are taken to have started together)."""

@@ -10,21 +10,23 @@ handle). mcLaunchHostFunc lives with the stream functions.
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
 
 from gpudbg.driver import cooperative as _coop
 from gpudbg.driver import launch_config as _cfg
 from gpudbg.driver import module as _module
 from gpudbg.driver.engine import get_engine
-from gpudbg.runtime.api._base import _api, _ctx, _dim3
+from gpudbg.runtime.api._args import (DeviceFunction, Dim3, DimX, Enum, Flags, Int, KernelParams, LaunchExtra,
+                                      LaunchList, OptionalKernelParams, Size, mcFunction_t, mcStream_t)
+from gpudbg.runtime.api._base import _api, _ctx
+from gpudbg.runtime.exec_types import mcFuncAttribute
 from gpudbg.runtime.exec_types import mcFuncAttributes
 
 
 # ------------------------------------------------------------------ 2.4 launch
 @_api(0)
-def mcModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int, blockDimX: int,
-                         blockDimY: int, blockDimZ: int, sharedMemBytes: int, stream: Any,
-                         kernelParams: Sequence[Any] | None, extra: Any) -> None:
+def mcModuleLaunchKernel(f: mcFunction_t, gridDimX: DimX, gridDimY: DimX, gridDimZ: DimX, blockDimX: DimX,
+                         blockDimY: DimX, blockDimZ: DimX, sharedMemBytes: Size, stream: mcStream_t,
+                         kernelParams: OptionalKernelParams, extra: LaunchExtra) -> None:
     """Seed 002 §2.4.3.2: kernelParams are Python/numpy values matched to the
     PTX parameter types; extra is a packed buffer or a
     [MC_LAUNCH_PARAM_BUFFER_POINTER, buf, MC_LAUNCH_PARAM_BUFFER_SIZE, n,
@@ -39,18 +41,17 @@ def mcModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int, bl
 
 
 @_api(0)
-def mcLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args: Sequence[Any] = (),
-                   sharedMemBytes: int = 0, stream: Any = None) -> None:
+def mcLaunchKernel(function_address: mcFunction_t, numBlocks: Dim3, dimBlocks: Dim3, args: KernelParams = (),
+                   sharedMemBytes: Size = 0, stream: mcStream_t = None) -> None:
     """Seed 002 §2.4.3.1: function_address is an mcFunction_t; dims are ints
     or 1-3 tuples; the same checks as mcModuleLaunchKernel."""
     ctx = _ctx()
-    _module.launch(ctx, function_address, _dim3("numBlocks", numBlocks), _dim3("dimBlocks", dimBlocks),
-                   sharedMemBytes, ctx.stream(stream), list(args), None)
+    _module.launch(ctx, function_address, numBlocks, dimBlocks, sharedMemBytes, ctx.stream(stream), args, None)
 
 
 @_api(0)
-def mcLaunchCooperativeKernel(f: Any, gridDim: Any, blockDim: Any, kernelParams: Sequence[Any] | None,
-                              sharedMemBytes: int, stream: Any) -> None:
+def mcLaunchCooperativeKernel(f: mcFunction_t, gridDim: Dim3, blockDim: Dim3, kernelParams: OptionalKernelParams,
+                              sharedMemBytes: Size, stream: mcStream_t) -> None:
     """Seed 002 §2.4.3.4: a grid whose blocks may synchronize grid-wide. It
     must not exceed mcOccupancyMaxActiveBlocksPerMultiprocessor x
     multiProcessorCount blocks (mcErrorCooperativeLaunchTooLarge); within
@@ -60,8 +61,8 @@ def mcLaunchCooperativeKernel(f: Any, gridDim: Any, blockDim: Any, kernelParams:
 
 
 @_api(0)
-def mcLaunchCooperativeKernelMultiDevice(launchParamsList: Sequence[Any], numDevices: int,
-                                         flags: int) -> None:
+def mcLaunchCooperativeKernelMultiDevice(launchParamsList: LaunchList, numDevices: Int,
+                                         flags: Flags) -> None:
     """Seed 002 §2.4.3.5: one mcLaunchParams per (distinct) device, the same
     kernel, grid, block and shared size on each, every part co-resident on
     its device; flags mcCooperativeLaunchMultiDeviceNoPreSync/NoPostSync
@@ -70,8 +71,8 @@ def mcLaunchCooperativeKernelMultiDevice(launchParamsList: Sequence[Any], numDev
 
 
 @_api(0)
-def mcExtLaunchMultiKernelMultiDevice(launchParamsList: Sequence[Any], numDevices: int,
-                                      flags: int) -> None:
+def mcExtLaunchMultiKernelMultiDevice(launchParamsList: LaunchList, numDevices: Int,
+                                      flags: Flags) -> None:
     """Seed 002 §2.4.3.6: one kernel per mcLaunchParams entry, all enqueued
     before any other host thread's work reaches those streams; flags must be 0."""
     _coop.launch_multi_kernel(get_engine(), launchParamsList, numDevices, flags)
@@ -79,7 +80,7 @@ def mcExtLaunchMultiKernelMultiDevice(launchParamsList: Sequence[Any], numDevice
 
 # ------------------------------------------------------------------ 2.4 function attributes
 @_api(1)
-def mcFuncGetAttributes(func: Any) -> mcFuncAttributes:
+def mcFuncGetAttributes(func: DeviceFunction) -> mcFuncAttributes:
     """Seed 002 §2.4.3.7: from the translated kernel: static shared, const
     and per-thread local bytes, registers (the loader's estimate), the
     thread limit launches enforce (launch bounds and registers), PTX
@@ -89,7 +90,7 @@ def mcFuncGetAttributes(func: Any) -> mcFuncAttributes:
 
 
 @_api(0)
-def mcFuncSetAttribute(func: Any, attr: Any, value: int) -> None:
+def mcFuncSetAttribute(func: DeviceFunction, attr: Enum(mcFuncAttribute), value: Int) -> None:
     """Seed 002 §2.4.3.8: mcFuncAttributeMaxDynamicSharedMemorySize (up to
     the opt-in maximum minus static shared; launches honour it) or
     mcFuncAttributePreferredSharedMemoryCarveout (-1 or 0..100, a hint)."""

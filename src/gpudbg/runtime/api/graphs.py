@@ -9,24 +9,23 @@ mcErrorInvalidValue, as in CUDA.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from gpudbg.driver.graph import GraphExec, check_exec, check_graph
-from gpudbg.runtime.api._base import _api, _ctx, _int
+from gpudbg.runtime.api._args import Flags, mcGraph_t, mcGraphExec_t, mcStream_t
+from gpudbg.runtime.api._base import _api, _ctx
 from gpudbg.runtime.errors import McError, mcError_t
 
 
 @_api(1)
-def mcGraphInstantiate(graph: Any, flags: int = 0) -> GraphExec:
+def mcGraphInstantiate(graph: mcGraph_t, flags: Flags = 0) -> GraphExec:
     """gpudbg extension (cudaGraphInstantiate): an executable graph; flags must be 0."""
     ctx = _ctx()
-    if _int("flags", flags) != 0:
+    if flags != 0:
         raise McError(mcError_t.mcErrorInvalidValue, f"flags must be 0, got {flags}")
     return GraphExec(check_graph(ctx, graph))
 
 
 @_api(0)
-def mcGraphLaunch(graphExec: Any, stream: Any = None) -> None:
+def mcGraphLaunch(graphExec: mcGraphExec_t, stream: mcStream_t = None) -> None:
     """gpudbg extension (cudaGraphLaunch): replay the graph's commands in
     `stream`, in a topological order of its nodes."""
     ctx = _ctx()
@@ -34,20 +33,20 @@ def mcGraphLaunch(graphExec: Any, stream: Any = None) -> None:
 
 
 @_api(0)
-def mcGraphExecDestroy(graphExec: Any) -> None:
+def mcGraphExecDestroy(graphExec: mcGraphExec_t) -> None:
     """gpudbg extension (cudaGraphExecDestroy): returns at once; memory goes
     when its launches have finished."""
     check_exec(_ctx(), graphExec).destroy()
 
 
 @_api(0)
-def mcGraphDestroy(graph: Any) -> None:
+def mcGraphDestroy(graph: mcGraph_t) -> None:
     """gpudbg extension (cudaGraphDestroy): execs instantiated from it stay valid."""
     check_graph(_ctx(), graph).destroy()
 
 
 @_api(2)
-def mcGraphGetNodes(graph: Any) -> tuple[tuple, int]:
+def mcGraphGetNodes(graph: mcGraph_t) -> tuple[tuple, int]:
     """gpudbg extension (cudaGraphGetNodes): (nodes, numNodes) in capture order."""
     g = check_graph(_ctx(), graph)
     return tuple(g.nodes), len(g.nodes)

@@ -16,7 +16,12 @@ from typing import Any
 
 from gpudbg.driver import pitched as _pitched
 from gpudbg.driver import transfer as _transfer
-from gpudbg.runtime.api._base import _api, _ctx, _int
+from gpudbg.runtime.api._args import DstMemory, Int, Size, Struct, mcStream_t
+from gpudbg.runtime.api._base import _api, _ctx
+from gpudbg.runtime.memory_types import mcExtent, mcPitchedPtr
+
+
+PitchedPtr = Struct(mcPitchedPtr, ptr=DstMemory.__metadata__[0])
 
 
 def _s(ctx: Any, stream: Any, is_async: bool) -> Any:
@@ -26,7 +31,7 @@ def _s(ctx: Any, stream: Any, is_async: bool) -> Any:
 def _memset(ptr: Any, value: Any, count: Any, size: int, stream: Any, is_async: bool,
             low_byte: bool = False) -> None:
     ctx = _ctx()
-    _transfer.memset(ctx, ptr, value, size, _int("count", count), _s(ctx, stream, is_async), is_async,
+    _transfer.memset(ctx, ptr, value, size, count, _s(ctx, stream, is_async), is_async,
                      low_byte)
 
 
@@ -39,111 +44,111 @@ def _memset_2d(ptr: Any, pitch: Any, value: Any, width: Any, height: Any, size: 
 
 # ------------------------------------------------------------------ 1D
 @_api(0)
-def mcMemset(dst: int, value: int, sizeBytes: int) -> None:
+def mcMemset(dst: DstMemory, value: Int, sizeBytes: Size) -> None:
     """Seed 002 §2.11.3.1: bytes; asynchronous unless pinned/managed (§1.2.2)."""
     _memset(dst, value, sizeBytes, 1, None, False, low_byte=True)
 
 
 @_api(0)
-def mcMemsetAsync(dst: int, value: int, sizeBytes: int, stream: Any = None) -> None:
+def mcMemsetAsync(dst: DstMemory, value: Int, sizeBytes: Size, stream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.6."""
     _memset(dst, value, sizeBytes, 1, stream, True, low_byte=True)
 
 
 @_api(0)
-def mcMemsetD8(dstDevice: int, mValue: int, mSize: int) -> None:
+def mcMemsetD8(dstDevice: DstMemory, mValue: Int, mSize: Size) -> None:
     """Seed 002 §2.11.3.17."""
     _memset(dstDevice, mValue, mSize, 1, None, False)
 
 
 @_api(0)
-def mcMemsetD16(dstDevice: int, mValue: int, mSize: int) -> None:
+def mcMemsetD16(dstDevice: DstMemory, mValue: Int, mSize: Size) -> None:
     """Seed 002 §2.11.3.7: 2-byte aligned destination."""
     _memset(dstDevice, mValue, mSize, 2, None, False)
 
 
 @_api(0)
-def mcMemsetD32(dstDevice: int, mValue: int, mSize: int) -> None:
+def mcMemsetD32(dstDevice: DstMemory, mValue: Int, mSize: Size) -> None:
     """Seed 002 §2.11.3.15: 4-byte aligned destination."""
     _memset(dstDevice, mValue, mSize, 4, None, False)
 
 
 @_api(0)
-def mcMemsetD8Async(dstDevice: int, mValue: int, mSize: int, hStream: Any = None) -> None:
+def mcMemsetD8Async(dstDevice: DstMemory, mValue: Int, mSize: Size, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.18."""
     _memset(dstDevice, mValue, mSize, 1, hStream, True)
 
 
 @_api(0)
-def mcMemsetD16Async(dstDevice: int, mValue: int, mSize: int, hStream: Any = None) -> None:
+def mcMemsetD16Async(dstDevice: DstMemory, mValue: Int, mSize: Size, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.8."""
     _memset(dstDevice, mValue, mSize, 2, hStream, True)
 
 
 @_api(0)
-def mcMemsetD32Async(dstDevice: int, mValue: int, mSize: int, hStream: Any = None) -> None:
+def mcMemsetD32Async(dstDevice: DstMemory, mValue: Int, mSize: Size, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.16."""
     _memset(dstDevice, mValue, mSize, 4, hStream, True)
 
 
 # ------------------------------------------------------------------ 2D
 @_api(0)
-def mcMemset2D(dst: int, pitch: int, value: int, width: int, height: int) -> None:
+def mcMemset2D(dst: DstMemory, pitch: Size, value: Int, width: Size, height: Size) -> None:
     """Seed 002 §2.11.3.2: width bytes x height rows, pitch bytes apart."""
     _memset_2d(dst, pitch, value, width, height, 1, None, False, low_byte=True)
 
 
 @_api(0)
-def mcMemset2DAsync(dst: int, pitch: int, value: int, width: int, height: int,
-                    stream: Any = None) -> None:
+def mcMemset2DAsync(dst: DstMemory, pitch: Size, value: Int, width: Size, height: Size,
+                    stream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.3."""
     _memset_2d(dst, pitch, value, width, height, 1, stream, True, low_byte=True)
 
 
 @_api(0)
-def mcMemsetD2D8(dstDevice: int, dstPitch: int, mValue: int, mWidth: int, mHeight: int) -> None:
+def mcMemsetD2D8(dstDevice: DstMemory, dstPitch: Size, mValue: Int, mWidth: Size, mHeight: Size) -> None:
     """Seed 002 §2.11.3.13: dstPitch is unused when mHeight is 1."""
     _memset_2d(dstDevice, dstPitch, mValue, mWidth, mHeight, 1, None, False)
 
 
 @_api(0)
-def mcMemsetD2D8Async(dstDevice: int, dstPitch: int, mValue: int, mWidth: int, mHeight: int,
-                      hStream: Any = None) -> None:
+def mcMemsetD2D8Async(dstDevice: DstMemory, dstPitch: Size, mValue: Int, mWidth: Size, mHeight: Size,
+                      hStream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.14."""
     _memset_2d(dstDevice, dstPitch, mValue, mWidth, mHeight, 1, hStream, True)
 
 
 @_api(0)
-def mcMemsetD2D16(dstDevice: int, dstPitch: int, mValue: int, mWidth: int, mHeight: int) -> None:
+def mcMemsetD2D16(dstDevice: DstMemory, dstPitch: Size, mValue: Int, mWidth: Size, mHeight: Size) -> None:
     """Seed 002 §2.11.3.9: mWidth 16-bit values per row; pointer and pitch
     2-byte aligned."""
     _memset_2d(dstDevice, dstPitch, mValue, mWidth, mHeight, 2, None, False)
 
 
 @_api(0)
-def mcMemsetD2D16Async(dstDevice: int, dstPitch: int, mValue: int, mWidth: int, mHeight: int,
-                       hStream: Any = None) -> None:
+def mcMemsetD2D16Async(dstDevice: DstMemory, dstPitch: Size, mValue: Int, mWidth: Size, mHeight: Size,
+                       hStream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.10."""
     _memset_2d(dstDevice, dstPitch, mValue, mWidth, mHeight, 2, hStream, True)
 
 
 @_api(0)
-def mcMemsetD2D32(dstDevice: int, dstPitch: int, mValue: int, mWidth: int, mHeight: int) -> None:
+def mcMemsetD2D32(dstDevice: DstMemory, dstPitch: Size, mValue: Int, mWidth: Size, mHeight: Size) -> None:
     """Seed 002 §2.11.3.11: mWidth 32-bit values per row; pointer and pitch
     4-byte aligned."""
     _memset_2d(dstDevice, dstPitch, mValue, mWidth, mHeight, 4, None, False)
 
 
 @_api(0)
-def mcMemsetD2D32Async(dstDevice: int, dstPitch: int, mValue: int, mWidth: int, mHeight: int,
-                       hStream: Any = None) -> None:
+def mcMemsetD2D32Async(dstDevice: DstMemory, dstPitch: Size, mValue: Int, mWidth: Size, mHeight: Size,
+                       hStream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.12."""
     _memset_2d(dstDevice, dstPitch, mValue, mWidth, mHeight, 4, hStream, True)
 
 
 # ------------------------------------------------------------------ 3D
 @_api(0)
-def mcMemset3D(pitchedDevPtr: Any, value: int, extent: Any) -> None:
+def mcMemset3D(pitchedDevPtr: PitchedPtr, value: Int, extent: Struct(mcExtent)) -> None:
     """Seed 002 §2.11.3.4: an mcPitchedPtr region of extent bytes x rows x
     slices (slice pitch = pitch * ysize)."""
     ctx = _ctx()
@@ -151,7 +156,7 @@ def mcMemset3D(pitchedDevPtr: Any, value: int, extent: Any) -> None:
 
 
 @_api(0)
-def mcMemset3DAsync(pitchedDevPtr: Any, value: int, extent: Any, stream: Any = None) -> None:
+def mcMemset3DAsync(pitchedDevPtr: PitchedPtr, value: Int, extent: Struct(mcExtent), stream: mcStream_t = None) -> None:
     """Seed 002 §2.11.3.5."""
     ctx = _ctx()
     _pitched.memset_3d(ctx, pitchedDevPtr, value, extent, _s(ctx, stream, True), True)

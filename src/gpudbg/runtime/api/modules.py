@@ -14,7 +14,11 @@ from typing import Any
 from gpudbg.driver import module as _module
 from gpudbg.driver.jit_options import check_input_type, parse_options
 from gpudbg.driver.linker import LinkState
+from gpudbg.runtime.api._args import (Count, DeviceFunction, Enum, FinishedLinkState, FunctionOrNull, Image,
+                                      JitInputType, JitOptionCodes, JitOptionValues, KernelSymbol, Name, Path,
+                                      Size, UnloadModule, mcLinkState, mcModule_t)
 from gpudbg.runtime.api._base import _api, _ctx
+from gpudbg.runtime.types import mcFunction_attribute
 from gpudbg.runtime.errors import McError, mcError_t
 
 
@@ -40,7 +44,7 @@ def _state(state: Any, code: mcError_t = mcError_t.mcErrorInvalidHandle) -> Link
 
 # ------------------------------------------------------------------ loading
 @_api(1)
-def mcModuleLoadData(image: Any, *, name: str = "<image>") -> Any:
+def mcModuleLoadData(image: Image, *, name: Name = "<image>") -> Any:
     """Seed 002 §2.12.3.12: PTX text (str or NUL-terminated bytes), a
     fatbin or fatbin wrapper, a host ELF object, a linked image, or a
     pointer to one of these. `name` (a gpudbg extension, keyword only) is
@@ -51,7 +55,8 @@ def mcModuleLoadData(image: Any, *, name: str = "<image>") -> Any:
 
 
 @_api(1)
-def mcModuleLoadDataEx(image: Any, numOptions: int = 0, options: Any = None, optionValues: Any = None) -> Any:
+def mcModuleLoadDataEx(image: Image, numOptions: Count = 0, options: JitOptionCodes = None,
+                       optionValues: JitOptionValues = None) -> Any:
     """Seed 002 §2.12.3.13: mcModuleLoadData with JIT options (mcJitOption,
     CUjit_option numbering); options the simulator cannot act on are named
     in the info log; bad option values give mcErrorInvalidValue."""
@@ -60,7 +65,7 @@ def mcModuleLoadDataEx(image: Any, numOptions: int = 0, options: Any = None, opt
 
 
 @_api(1)
-def mcModuleLoad(fname: Any) -> Any:
+def mcModuleLoad(fname: Path) -> Any:
     """Seed 002 §2.12.3.11: a .ptx file, a fatbin file or a host object
     with a fatbin, by path."""
     ctx = _ctx()
@@ -68,7 +73,7 @@ def mcModuleLoad(fname: Any) -> Any:
 
 
 @_api(1)
-def mcModuleLoadFatBinary(fatbin: Any) -> Any:
+def mcModuleLoadFatBinary(fatbin: Image) -> Any:
     """Seed 002 §2.12.3.14: a fatbinary (magic 0xBA55ED50) or nvcc's wrapper
     (magic 0x466243B1) pointing at one; the newest PTX entry for an arch the
     device runs is loaded. SASS-only images: mcErrorNoKernelImageForDevice;
@@ -77,7 +82,7 @@ def mcModuleLoadFatBinary(fatbin: Any) -> Any:
 
 
 @_api(0)
-def mcModuleUnload(module: Any) -> None:
+def mcModuleUnload(module: UnloadModule) -> None:
     """Seed 002 §2.12.3.15: mcErrorNotFound for an unknown or unloaded module."""
     ctx = _ctx()
     if not isinstance(module, _module.Module) or module.context is not ctx:
@@ -87,21 +92,21 @@ def mcModuleUnload(module: Any) -> None:
 
 # ------------------------------------------------------------------ handles
 @_api(1)
-def mcModuleGetFunction(module: Any, kname: str) -> Any:
+def mcModuleGetFunction(module: mcModule_t, kname: Name) -> Any:
     """Seed 002 §2.12.3.9: mcErrorNotFound when there is no such kernel."""
     _ctx()
     return _loaded(module).get_function(kname)
 
 
 @_api(2)
-def mcModuleGetGlobal(hmod: Any, name: str) -> tuple[int, int]:
+def mcModuleGetGlobal(hmod: mcModule_t, name: Name) -> tuple[int, int]:
     """Seed 002 §2.12.3.10: (device pointer, size in bytes)."""
     _ctx()
     return _loaded(hmod).get_global(name)
 
 
 @_api(1)
-def mcFuncGetAttribute(attrib: Any, hfunc: Any) -> int:
+def mcFuncGetAttribute(attrib: Enum(mcFunction_attribute), hfunc: DeviceFunction) -> int:
     """Seed 002 §2.12.3.1: one mcFunction_attribute (CUfunction_attribute
     numbering). MAX_THREADS_PER_BLOCK is the limit a launch enforces (the
     seed's "512 unless launch bounds" default would contradict the launches
@@ -111,20 +116,16 @@ def mcFuncGetAttribute(attrib: Any, hfunc: Any) -> int:
 
 
 @_api(1)
-def mcFuncGetModule(f: Any) -> Any:
+def mcFuncGetModule(f: FunctionOrNull) -> Any:
     """Seed 002 §2.12.3.2: the module a function handle belongs to."""
     _ctx()
-    if f is None:
-        raise McError(mcError_t.mcErrorInvalidValue, "function handle is NULL")
-    if not isinstance(f, _module.Function):
-        raise McError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} is not a function handle")
     if f.module.unloaded:
         raise McError(mcError_t.mcErrorInvalidResourceHandle, f"{f!r} belongs to an unloaded module")
     return f.module
 
 
 @_api(1)
-def mcGetFuncBySymbol(symbolPtr: Any) -> Any:
+def mcGetFuncBySymbol(symbolPtr: KernelSymbol) -> Any:
     """Seed 002 §2.12.3.3: in a Python program a kernel's "symbol" is its
     function handle, its name (which exactly one loaded module of the
     current context must define) or its code address (the device entry
@@ -134,7 +135,8 @@ def mcGetFuncBySymbol(symbolPtr: Any) -> Any:
 
 # ------------------------------------------------------------------ linker
 @_api(1)
-def mcLinkCreate(numOptions: int = 0, options: Any = None, optionValues: Any = None) -> LinkState:
+def mcLinkCreate(numOptions: Count = 0, options: JitOptionCodes = None,
+                 optionValues: JitOptionValues = None) -> LinkState:
     """Seed 002 §2.12.3.7: a pending link; outputs of its options (logs,
     wall time) are written when mcLinkComplete runs."""
     ctx = _ctx()
@@ -142,8 +144,8 @@ def mcLinkCreate(numOptions: int = 0, options: Any = None, optionValues: Any = N
 
 
 @_api(0)
-def mcLinkAddData(state: Any, type: Any, data: Any, size: int, name: str = "", numOptions: int = 0,
-                  options: Any = None, optionValues: Any = None) -> None:
+def mcLinkAddData(state: mcLinkState, type: JitInputType, data: Image, size: Size, name: Name = "",
+                  numOptions: Count = 0, options: JitOptionCodes = None, optionValues: JitOptionValues = None) -> None:
     """Seed 002 §2.12.3.4: add PTX, a fatbin, a host object or a library
     (mcJitInputType); the input is parsed now, so a bad one fails here
     (mcErrorInvalidKernelFile / mcErrorInvalidImage); a cubin is SASS for
@@ -155,8 +157,8 @@ def mcLinkAddData(state: Any, type: Any, data: Any, size: int, name: str = "", n
 
 
 @_api(0)
-def mcLinkAddFile(state: Any, type: Any, path: Any, numOptions: int = 0, options: Any = None,
-                  optionValues: Any = None) -> None:
+def mcLinkAddFile(state: mcLinkState, type: JitInputType, path: Path, numOptions: Count = 0,
+                  options: JitOptionCodes = None, optionValues: JitOptionValues = None) -> None:
     """Seed 002 §2.12.3.5: mcLinkAddData on a file's contents (its path is
     the input's name in link errors and in line info)."""
     _ctx()
@@ -168,7 +170,7 @@ def mcLinkAddFile(state: Any, type: Any, path: Any, numOptions: int = 0, options
 
 
 @_api(2)
-def mcLinkComplete(state: Any) -> tuple[Any, int]:
+def mcLinkComplete(state: FinishedLinkState) -> tuple[Any, int]:
     """Seed 002 §2.12.3.6: (linked image, its size). The image belongs to
     the state: load it with mcModuleLoadData before mcLinkDestroy. Duplicate
     strong definitions: mcErrorDuplicateVariableName; an unresolved
@@ -179,7 +181,7 @@ def mcLinkComplete(state: Any) -> tuple[Any, int]:
 
 
 @_api(0)
-def mcLinkDestroy(state: Any) -> None:
+def mcLinkDestroy(state: FinishedLinkState) -> None:
     """Seed 002 §2.12.3.8: frees the state and the image it owns."""
     _state(state, mcError_t.mcErrorInvalidValue).destroy()
 

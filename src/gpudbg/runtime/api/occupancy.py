@@ -9,14 +9,14 @@ is not a loaded device function is mcErrorInvalidDeviceFunction.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
 
 from gpudbg.driver import launch_config as _cfg
+from gpudbg.runtime.api._args import DeviceFunction, Flags, Int32, SharedMemOfBlockSize, Size
 from gpudbg.runtime.api._base import _api, _ctx
 
 
 @_api(1)
-def mcOccupancyMaxActiveBlocksPerMultiprocessor(f: Any, blockSize: int, dynamicSMemSize: int) -> int:
+def mcOccupancyMaxActiveBlocksPerMultiprocessor(f: DeviceFunction, blockSize: Int32, dynamicSMemSize: Size) -> int:
     """Seed 002 §2.6.3.3: resident blocks per SM (0 if this configuration
     cannot launch)."""
     _ctx()
@@ -24,8 +24,8 @@ def mcOccupancyMaxActiveBlocksPerMultiprocessor(f: Any, blockSize: int, dynamicS
 
 
 @_api(1)
-def mcOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(f: Any, blockSize: int, dynamicSMemSize: int,
-                                                         flags: int) -> int:
+def mcOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(f: DeviceFunction, blockSize: Int32, dynamicSMemSize: Size,
+                                                         flags: Flags) -> int:
     """Seed 002 §2.6.3.4: flags mcOccupancyDefault or
     mcOccupancyDisableCachingOverride (caching never affects occupancy on
     the simulated device, so both give the same answer)."""
@@ -34,15 +34,16 @@ def mcOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(f: Any, blockSize: int,
 
 
 @_api(1)
-def mcModuleOccupancyMaxActiveBlocksPerMultiprocessor(f: Any, blockSize: int, dynamicSMemSize: int) -> int:
+def mcModuleOccupancyMaxActiveBlocksPerMultiprocessor(f: DeviceFunction, blockSize: Int32,
+                                                      dynamicSMemSize: Size) -> int:
     """Seed 002 §2.6.3.1: the same for a module function handle."""
     _ctx()
     return _cfg.blocks_per_sm(_cfg.check_function(f), blockSize, dynamicSMemSize)
 
 
 @_api(2)
-def mcOccupancyMaxPotentialBlockSize(f: Any, dynSharedMemPerBlk: int | Callable[[int], int],
-                                     blockSizeLimit: int) -> tuple[int, int]:
+def mcOccupancyMaxPotentialBlockSize(f: DeviceFunction, dynSharedMemPerBlk: SharedMemOfBlockSize,
+                                     blockSizeLimit: Int32) -> tuple[int, int]:
     """Seed 002 §2.6.3.5: (gridSize, blockSize) of maximum occupancy;
     dynSharedMemPerBlk is bytes or a function of the block size (CUDA's
     ...VariableSMem form); blockSizeLimit 0 means no limit."""
@@ -51,15 +52,15 @@ def mcOccupancyMaxPotentialBlockSize(f: Any, dynSharedMemPerBlk: int | Callable[
 
 
 @_api(2)
-def mcOccupancyMaxPotentialBlockSizeWithFlags(f: Any, dynSharedMemPerBlk: int | Callable[[int], int],
-                                              blockSizeLimit: int, flags: int) -> tuple[int, int]:
+def mcOccupancyMaxPotentialBlockSizeWithFlags(f: DeviceFunction, dynSharedMemPerBlk: SharedMemOfBlockSize,
+                                              blockSizeLimit: Int32, flags: Flags) -> tuple[int, int]:
     """Seed 002 §2.6.3.6: as mcOccupancyMaxPotentialBlockSize, with flags."""
     _ctx()
     return _cfg.max_potential_block_size(_cfg.check_function(f), dynSharedMemPerBlk, blockSizeLimit, flags)
 
 
 @_api(1)
-def mcOccupancyAvailableDynamicSMemPerBlock(f: Any, numBlocks: int, blockSize: int) -> int:
+def mcOccupancyAvailableDynamicSMemPerBlock(f: DeviceFunction, numBlocks: Int32, blockSize: Int32) -> int:
     """Seed 002 §2.6.3.2: the most dynamic shared memory per block with
     which numBlocks blocks of blockSize threads are still resident on one SM."""
     _ctx()

@@ -18,9 +18,10 @@ from typing import Any
 
 from gpudbg.driver import mempool as _mp
 from gpudbg.driver.engine import get_engine
+from gpudbg.runtime.api._args import Device, DevicePtr, Enum, Flags, Int, Size, Struct, mcMemPool_t, mcStream_t
 from gpudbg.runtime.api._base import _api, _ctx, _int
 from gpudbg.runtime.api.vmm import (
-    _flags0, _location, _posix_only, access_descs, mcMemAccessFlags, mcMemAllocationHandleType,
+    AccessDescs, _flags0, _location, _posix_only, access_descs, mcMemAccessFlags, mcMemAllocationHandleType,
     mcMemAllocationType, mcMemLocation,
 )
 from gpudbg.runtime.errors import McError, mcError_t
@@ -78,21 +79,21 @@ def _attr(attr: Any) -> _mp.PoolAttr:
 
 # ------------------------------------------------------------------ 2.2 device pools
 @_api(1)
-def mcDeviceGetDefaultMemPool(device: int) -> Any:
+def mcDeviceGetDefaultMemPool(device: Device) -> Any:
     """Seed 002 §2.2.3.4: the pool holding the device's memory by default."""
     _ctx()
     return _reg().default_pool(get_engine().device(device))
 
 
 @_api(1)
-def mcDeviceGetMemPool(device: int) -> Any:
+def mcDeviceGetMemPool(device: Device) -> Any:
     """Seed 002 §2.2.3.7: the last pool given to mcDeviceSetMemPool, else the default."""
     _ctx()
     return _reg().current_pool(get_engine().device(device))
 
 
 @_api(0)
-def mcDeviceSetMemPool(dev: int, pool: Any) -> None:
+def mcDeviceSetMemPool(dev: Device, pool: mcMemPool_t) -> None:
     """Seed 002 §2.2.3.17: the pool must be local to dev (mcErrorInvalidValue)."""
     _ctx()
     _reg().set_current(get_engine().device(dev), pool)
@@ -125,46 +126,46 @@ def _free(ptr: Any, stream: Any, api: str) -> None:
 
 
 @_api(1)
-def mcMallocAsync(size: int, hStream: Any = None) -> int:
+def mcMallocAsync(size: Size, hStream: mcStream_t = None) -> int:
     """Seed 002 §2.14.3.2: the pointer now, valid when the stream gets there;
     from the current pool of the stream's device."""
     return _alloc(size, None, hStream)
 
 
 @_api(0)
-def mcFreeAsync(devPtr: int, hStream: Any = None) -> None:
+def mcFreeAsync(devPtr: DevicePtr, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.14.3.1: freed when the stream gets there; later use in
     stream order is a use-after-free the simulator reports."""
     _free(devPtr, hStream, "mcFreeAsync")
 
 
 @_api(1)
-def mcMallocFromPoolAsync(size: int, memPool: Any, stream: Any = None) -> int:
+def mcMallocFromPoolAsync(size: Size, memPool: mcMemPool_t, stream: mcStream_t = None) -> int:
     """Seed 002 §2.14.3.3: like mcMallocAsync, from memPool."""
     return _alloc(size, _pool(memPool), stream)
 
 
 @_api(1)
-def mcMemAllocAsync(bytesize: int, hStream: Any = None) -> int:
+def mcMemAllocAsync(bytesize: Size, hStream: mcStream_t = None) -> int:
     """Seed 002 §2.14.3.4: driver-style twin of mcMallocAsync (mcDeviceptr_t)."""
     return _alloc(bytesize, None, hStream)
 
 
 @_api(1)
-def mcMemAllocFromPoolAsync(bytesize: int, pool: Any, hStream: Any = None) -> int:
+def mcMemAllocFromPoolAsync(bytesize: Size, pool: mcMemPool_t, hStream: mcStream_t = None) -> int:
     """Seed 002 §2.14.3.5: driver-style twin of mcMallocFromPoolAsync."""
     return _alloc(bytesize, _pool(pool), hStream)
 
 
 @_api(0)
-def mcMemFreeAsync(dptr: int, hStream: Any = None) -> None:
+def mcMemFreeAsync(dptr: DevicePtr, hStream: mcStream_t = None) -> None:
     """Seed 002 §2.14.3.6: driver-style twin of mcFreeAsync."""
     _free(dptr, hStream, "mcMemFreeAsync")
 
 
 # ------------------------------------------------------------------ 2.14 pools
 @_api(1)
-def mcMemPoolCreate(poolProps: Any) -> Any:
+def mcMemPoolCreate(poolProps: Struct(mcMemPoolProps)) -> Any:
     """Seed 002 §2.14.3.7: a pool of the device named by poolProps.location."""
     _ctx()
     if not isinstance(poolProps, mcMemPoolProps):
@@ -177,7 +178,7 @@ def mcMemPoolCreate(poolProps: Any) -> Any:
 
 
 @_api(0)
-def mcMemPoolDestroy(memPool: Any) -> None:
+def mcMemPoolDestroy(memPool: mcMemPool_t) -> None:
     """Seed 002 §2.14.3.8: returns at once; a default pool cannot be destroyed."""
     _ctx()
     p = _pool(memPool, allow_imported=True)
@@ -187,7 +188,7 @@ def mcMemPoolDestroy(memPool: Any) -> None:
 
 
 @_api(1)
-def mcMemPoolGetAttribute(memPool: Any, attr: int) -> int:
+def mcMemPoolGetAttribute(memPool: mcMemPool_t, attr: Enum(mcMemPoolAttr)) -> int:
     """Seed 002 §2.14.3.12: value of an mcMemPoolAttr (CUDA numbering)."""
     _ctx()
     p = _pool(memPool, allow_imported=True)
@@ -196,14 +197,14 @@ def mcMemPoolGetAttribute(memPool: Any, attr: int) -> int:
 
 
 @_api(0)
-def mcMemPoolSetAttribute(memPool: Any, attr: int, value: int) -> None:
+def mcMemPoolSetAttribute(memPool: mcMemPool_t, attr: Enum(mcMemPoolAttr), value: Size) -> None:
     """Seed 002 §2.14.3.16: the high watermarks accept only 0 (a reset)."""
     _ctx()
     _pool(memPool).set_attribute(_attr(attr), _int("value", value))
 
 
 @_api(0)
-def mcMemPoolTrimTo(memPool: Any, minBytesToKeep: int) -> None:
+def mcMemPoolTrimTo(memPool: mcMemPool_t, minBytesToKeep: Size) -> None:
     """Seed 002 §2.14.3.17: releases fully free chunks, keeping at least
     minBytesToKeep reserved; a chunk with an outstanding block stays."""
     _ctx()
@@ -212,7 +213,7 @@ def mcMemPoolTrimTo(memPool: Any, minBytesToKeep: int) -> None:
 
 
 @_api(0)
-def mcMemPoolSetAccess(memPool: Any, descList: Any, count: int) -> None:
+def mcMemPoolSetAccess(memPool: mcMemPool_t, descList: AccessDescs, count: Int) -> None:
     """Seed 002 §2.14.3.15: the owning device always keeps read-write access;
     other devices' flags are recorded (their GPUs cannot address this one's
     VA window in the simulator)."""
@@ -231,7 +232,7 @@ def mcMemPoolSetAccess(memPool: Any, descList: Any, count: int) -> None:
 
 
 @_api(1)
-def mcMemPoolGetAccess(memPool: Any, location: Any) -> mcMemAccessFlags:
+def mcMemPoolGetAccess(memPool: mcMemPool_t, location: Struct(mcMemLocation)) -> mcMemAccessFlags:
     """Seed 002 §2.14.3.11."""
     _ctx()
     p = _pool(memPool, allow_imported=True)
@@ -241,7 +242,7 @@ def mcMemPoolGetAccess(memPool: Any, location: Any) -> mcMemAccessFlags:
 
 
 @_api(1)
-def mcMemPoolExportToShareableHandle(memPool: Any, handleType: int, flags: int = 0) -> int:
+def mcMemPoolExportToShareableHandle(memPool: mcMemPool_t, handleType: Int, flags: Flags = 0) -> int:
     """Seed 002 §2.14.3.10: a POSIX fd (an int) for a pool created with that
     handle type. In-process semantics only, as for mcMemExportToShareableHandle;
     mcErrorNotSupported for Win32 handle types, which do not exist on POSIX."""
@@ -252,7 +253,7 @@ def mcMemPoolExportToShareableHandle(memPool: Any, handleType: int, flags: int =
 
 
 @_api(1)
-def mcMemPoolImportFromShareableHandle(sharedHandle: int, handleType: int, flags: int = 0) -> Any:
+def mcMemPoolImportFromShareableHandle(sharedHandle: Int, handleType: Int, flags: Flags = 0) -> Any:
     """Seed 002 §2.14.3.13: an imported pool (pointers can be imported from it,
     nothing allocated in it). In-process only; mcErrorNotSupported for Win32
     handle types, which do not exist on POSIX."""
@@ -263,14 +264,14 @@ def mcMemPoolImportFromShareableHandle(sharedHandle: int, handleType: int, flags
 
 
 @_api(1)
-def mcMemPoolExportPointer(ptr: int) -> mcMemPoolPtrExportData:
+def mcMemPoolExportPointer(ptr: DevicePtr) -> mcMemPoolPtrExportData:
     """Seed 002 §2.14.3.9: 64 opaque bytes naming a block of a shareable pool."""
     _ctx()
     return mcMemPoolPtrExportData(_reg().export_pointer(ptr))
 
 
 @_api(1)
-def mcMemPoolImportPointer(memPool: Any, exportData: Any) -> int:
+def mcMemPoolImportPointer(memPool: mcMemPool_t, exportData: Struct(mcMemPoolPtrExportData)) -> int:
     """Seed 002 §2.14.3.14: in-process the imported pointer is the exported
     address; the importer's mcFreeAsync of it releases the import, the
     exporter's later free releases the memory."""

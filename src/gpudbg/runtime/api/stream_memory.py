@@ -14,6 +14,7 @@ from typing import Any
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.memops import check_target
+from gpudbg.runtime.api._args import DevicePtr, Flags, Int, mcStream_t
 from gpudbg.runtime.api._base import _api, _ctx
 from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.stream_types import mcStreamWaitValueFlags as W, mcStreamWriteValueFlags as WR
@@ -56,7 +57,7 @@ def _write(stream: Any, ptr: Any, value: Any, flags: Any, width: int) -> None:
 
 
 @_api(0)
-def mcStreamWaitValue32(stream: Any, ptr: int, value: int, flags: int) -> None:
+def mcStreamWaitValue32(stream: mcStream_t, ptr: DevicePtr, value: Int, flags: Flags) -> None:
     """Seed 002 §2.15: later work of the stream waits until the 32-bit word at
     ptr satisfies flags (Geq: (int32_t)(*ptr - value) >= 0, Eq, And: a common
     bit, Nor: ~(*ptr | value) != 0)."""
@@ -64,20 +65,20 @@ def mcStreamWaitValue32(stream: Any, ptr: int, value: int, flags: int) -> None:
 
 
 @_api(0)
-def mcStreamWaitValue64(stream: Any, ptr: int, value: int, flags: int) -> None:
+def mcStreamWaitValue64(stream: mcStream_t, ptr: DevicePtr, value: Int, flags: Flags) -> None:
     """Seed 002 §2.15: as mcStreamWaitValue32 on a 64-bit word."""
     _wait(stream, ptr, value, flags, 8)
 
 
 @_api(0)
-def mcStreamWriteValue32(stream: Any, ptr: int, value: int, flags: int) -> None:
+def mcStreamWriteValue32(stream: mcStream_t, ptr: DevicePtr, value: Int, flags: Flags) -> None:
     """Seed 002 §2.15: the GPU stores value at ptr once earlier work of the
     stream is done (flags: Default or NoMemoryBarrier, same effect here)."""
     _write(stream, ptr, value, flags, 4)
 
 
 @_api(0)
-def mcStreamWriteValue64(stream: Any, ptr: int, value: int, flags: int) -> None:
+def mcStreamWriteValue64(stream: mcStream_t, ptr: DevicePtr, value: Int, flags: Flags) -> None:
     """Seed 002 §2.15: as mcStreamWriteValue32 with a 64-bit value."""
     _write(stream, ptr, value, flags, 8)
 

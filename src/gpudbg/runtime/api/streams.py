@@ -9,16 +9,19 @@ call: streams, capture sequences and host callbacks are driver objects
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from gpudbg.driver import callbacks, capture
 from gpudbg.driver.event import check_waitable_event
-from gpudbg.runtime.api._base import _api, _ctx, _int
+from gpudbg.runtime.api._args import (Callback, Count, Enum, Flags, Int32, Seq, Struct, UserData, mcEvent_t,
+                                      mcStream_t)
+from gpudbg.runtime.api._base import _api, _ctx
 from gpudbg.runtime.errors import McError, from_status, mcError_t
 from gpudbg.runtime.stream_types import (mcAccessPolicyWindow, mcStreamAttrID, mcStreamAttrValue,
                                          mcStreamCaptureMode, mcStreamCaptureStatus, mcSynchronizationPolicy)
 
 _INVALID = mcError_t.mcErrorInvalidValue
+CaptureNodes = Seq("a sequence of graph nodes", optional=True)
 
 
 def _signed(name: str, value: Any) -> int:
@@ -35,21 +38,21 @@ def mcStreamCreate() -> Any:
 
 
 @_api(1)
-def mcStreamCreateWithFlags(flags: int) -> Any:
+def mcStreamCreateWithFlags(flags: Flags) -> Any:
     """Seed 002 §2.3.3.6: mcStreamDefault or mcStreamNonBlocking."""
-    return _ctx().create_stream(_int("flags", flags))
+    return _ctx().create_stream(flags)
 
 
 @_api(1)
-def mcStreamCreateWithPriority(flags: int, priority: int) -> Any:
+def mcStreamCreateWithPriority(flags: Flags, priority: Int32) -> Any:
     """Seed 002 §2.3.3.7: priority is clamped into mcDeviceGetStreamPriorityRange's
     range (lower is higher); the GPU front end serves runnable work of
     higher-priority streams first."""
-    return _ctx().create_stream(_int("flags", flags), _signed("priority", priority))
+    return _ctx().create_stream(flags, priority)
 
 
 @_api(0)
-def mcStreamDestroy(stream: Any) -> None:
+def mcStreamDestroy(stream: mcStream_t) -> None:
     """Seed 002 §2.3.3.8: returns at once; resources go when the work is done.
     Destroying a stream that captures invalidates its capture."""
     ctx = _ctx()
@@ -61,7 +64,7 @@ def mcStreamDestroy(stream: Any) -> None:
 
 # ------------------------------------------------------------------ completion
 @_api(0)
-def mcStreamSynchronize(stream: Any) -> None:
+def mcStreamSynchronize(stream: mcStream_t) -> None:
     """Seed 002 §2.3.3.18: mcErrorStreamCaptureUnsupported on a capturing stream."""
     ctx = _ctx()
     s = ctx.stream(stream)
@@ -71,7 +74,7 @@ def mcStreamSynchronize(stream: Any) -> None:
 
 
 @_api(0)
-def mcStreamQuery(stream: Any) -> None:
+def mcStreamQuery(stream: mcStream_t) -> None:
     """Seed 002 §2.3.3.16: mcSuccess when all work is done, else mcErrorNotReady."""
     ctx = _ctx()
     s = ctx.stream(stream)
@@ -83,19 +86,19 @@ def mcStreamQuery(stream: Any) -> None:
 
 # ------------------------------------------------------------------ properties
 @_api(1)
-def mcStreamGetFlags(hStream: Any) -> int:
+def mcStreamGetFlags(hStream: mcStream_t) -> int:
     """Seed 002 §2.3.3.13: the creation flags (the default streams report 0)."""
     return _ctx().stream(hStream).flags
 
 
 @_api(1)
-def mcStreamGetPriority(hStream: Any) -> int:
+def mcStreamGetPriority(hStream: mcStream_t) -> int:
     """Seed 002 §2.3.3.14: the clamped priority."""
     return _ctx().stream(hStream).priority
 
 
 @_api(1)
-def mcStreamGetCtx(hStream: Any) -> Any:
+def mcStreamGetCtx(hStream: mcStream_t) -> Any:
     """Seed 002 §2.3.3.12: the stream's context (an mcCtx_t)."""
     return _ctx().stream(hStream).context
 
@@ -108,7 +111,7 @@ def _attr(attr: Any) -> mcStreamAttrID:
 
 
 @_api(1)
-def mcStreamGetAttribute(hStream: Any, attr: Any) -> mcStreamAttrValue:
+def mcStreamGetAttribute(hStream: mcStream_t, attr: Enum(mcStreamAttrID)) -> mcStreamAttrValue:
     """Seed 002 §2.3.3.10: value_out has the member `attr` names filled in."""
     s = _ctx().stream(hStream)
     a = _attr(attr)
@@ -131,7 +134,7 @@ def _check_window(w: Any) -> mcAccessPolicyWindow:
 
 
 @_api(0)
-def mcStreamSetAttribute(hStream: Any, attr: Any, value: Any) -> None:
+def mcStreamSetAttribute(hStream: mcStream_t, attr: Enum(mcStreamAttrID), value: Struct(mcStreamAttrValue)) -> None:
     """Seed 002 §2.3.3.17: applies to work submitted afterwards. The access
     policy window and synchronization policy are stored and reported (the
     simulator has no L2 and every host wait blocks); priority re-prioritizes
@@ -152,7 +155,7 @@ def mcStreamSetAttribute(hStream: Any, attr: Any, value: Any) -> None:
 
 
 @_api(0)
-def mcStreamCopyAttributes(dst: Any, src: Any) -> None:
+def mcStreamCopyAttributes(dst: mcStream_t, src: mcStream_t) -> None:
     """Seed 002 §2.3.3.4: both streams must be of the same context."""
     ctx = _ctx()
     d, s = ctx.stream(dst), ctx.stream(src)
@@ -162,24 +165,23 @@ def mcStreamCopyAttributes(dst: Any, src: Any) -> None:
 
 # ------------------------------------------------------------------ ordering
 @_api(0)
-def mcStreamWaitEvent(stream: Any, event: Any, flags: int = 0) -> None:
+def mcStreamWaitEvent(stream: mcStream_t, event: mcEvent_t, flags: Flags = 0) -> None:
     """Seed 002 §2.3.3.20: later work of `stream` waits for the event, on the
     GPU. An event recorded inside a capture joins `stream` to that capture;
     mcEventWaitExternal (only during capture) makes an event-wait node. The
     event may belong to another context or device, as in CUDA."""
     ctx = _ctx()
-    check_waitable_event(event).make_wait(ctx.stream(stream), _int("flags", flags))
+    check_waitable_event(event).make_wait(ctx.stream(stream), flags)
 
 
 @_api(0)
-def mcStreamAddCallback(stream: Any, callback: Callable[[Any, Any, Any], Any], userData: Any,
-                        flags: int) -> None:
+def mcStreamAddCallback(stream: mcStream_t, callback: Callback, userData: UserData, flags: Flags) -> None:
     """Seed 002 §2.3.3.1: callback(stream, status, userData) runs once on the
     host worker thread after all earlier work of the stream, and blocks later
     work until it returns; status is mcSuccess or the context's sticky error
     (callbacks after a fault still run). Not capturable (use mcLaunchHostFunc)."""
     ctx = _ctx()
-    if _int("flags", flags) != 0:
+    if flags != 0:
         raise McError(_INVALID, f"flags must be 0, got {flags}")
     s = ctx.stream(stream)
     if s.capture is not None:
@@ -189,12 +191,11 @@ def mcStreamAddCallback(stream: Any, callback: Callable[[Any, Any, Any], Any], u
     def deliver(handle: Any, status: Any, data: Any) -> Any:
         return callback(handle, from_status(status), data)   # the runtime's code, not the engine's
 
-    callbacks.enqueue(s, callbacks.HostKind.CALLBACK, deliver if callable(callback) else callback,
-                      userData, stream)
+    callbacks.enqueue(s, callbacks.HostKind.CALLBACK, deliver, userData, stream)
 
 
 @_api(0)
-def mcLaunchHostFunc(stream: Any, fn: Callable[[Any], Any], userData: Any) -> None:
+def mcLaunchHostFunc(stream: mcStream_t, fn: Callback, userData: UserData) -> None:
     """Seed 002 §2.4.3.3: fn(userData) runs in stream order on the host worker
     thread; unlike a stream callback it is skipped once the context has an
     error. Captured as a host node while the stream captures."""
@@ -204,7 +205,7 @@ def mcLaunchHostFunc(stream: Any, fn: Callable[[Any], Any], userData: Any) -> No
 
 # ------------------------------------------------------------------ capture
 @_api(0)
-def mcStreamBeginCapture(stream: Any, mode: Any) -> None:
+def mcStreamBeginCapture(stream: mcStream_t, mode: Enum(mcStreamCaptureMode)) -> None:
     """Seed 002 §2.3.3.3: work pushed to the stream (and to streams joined via
     events) becomes graph nodes; the legacy stream cannot capture
     (mcErrorStreamCaptureUnsupported), a capturing one gets mcErrorIllegalState."""
@@ -213,7 +214,7 @@ def mcStreamBeginCapture(stream: Any, mode: Any) -> None:
 
 
 @_api(1)
-def mcStreamEndCapture(stream: Any) -> Any:
+def mcStreamEndCapture(stream: mcStream_t) -> Any:
     """Seed 002 §2.3.3.9: the captured mcGraph_t. Errors: not capturing
     (mcErrorIllegalState), a joined stream rather than the origin
     (mcErrorStreamCaptureUnmatched), another thread for a non-relaxed capture
@@ -224,7 +225,7 @@ def mcStreamEndCapture(stream: Any) -> Any:
 
 
 @_api(1)
-def mcStreamIsCapturing(stream: Any) -> Any:
+def mcStreamIsCapturing(stream: mcStream_t) -> Any:
     """Seed 002 §2.3.3.15: an mcStreamCaptureStatus; on the legacy stream
     while a blocking stream captures, mcErrorStreamCaptureImplicit."""
     ctx = _ctx()
@@ -232,7 +233,7 @@ def mcStreamIsCapturing(stream: Any) -> Any:
 
 
 @_api(5)
-def mcStreamGetCaptureInfo(stream: Any) -> tuple[Any, int, Any, tuple, int]:
+def mcStreamGetCaptureInfo(stream: mcStream_t) -> tuple[Any, int, Any, tuple, int]:
     """Seed 002 §2.3.3.11: (captureStatus_out, id_out, graph_out,
     dependencies_out, numDependencies_out); all but the status are 0/None/()
     unless the status is mcStreamCaptureStatusActive."""
@@ -246,19 +247,18 @@ def mcStreamGetCaptureInfo(stream: Any) -> tuple[Any, int, Any, tuple, int]:
 
 
 @_api(0)
-def mcStreamUpdateCaptureDependencies(stream: Any, dependencies: Sequence[Any] | None,
-                                      numDependencies: int, flags: int = 0) -> None:
+def mcStreamUpdateCaptureDependencies(stream: mcStream_t, dependencies: CaptureNodes,
+                                      numDependencies: Count, flags: Flags = 0) -> None:
     """Seed 002 §2.3.3.19: flags mcStreamAddCaptureDependencies (0) adds the
     nodes to the set the next captured node depends on,
     mcStreamSetCaptureDependencies (1) replaces it; not capturing is
     mcErrorIllegalState."""
     ctx = _ctx()
-    capture.update_dependencies(ctx.stream(stream), dependencies, _int("numDependencies", numDependencies),
-                                _int("flags", flags))
+    capture.update_dependencies(ctx.stream(stream), dependencies, numDependencies, flags)
 
 
 @_api(1)
-def mcThreadExchangeStreamCaptureMode(mode: Any) -> Any:
+def mcThreadExchangeStreamCaptureMode(mode: Enum(mcStreamCaptureMode)) -> Any:
     """Seed 002 §2.3.3.21: sets the calling thread's capture interaction mode
     and returns the previous one (the C in/out parameter as an output)."""
     return mcStreamCaptureMode(int(capture.exchange_mode(mode)))

@@ -16,6 +16,7 @@ from typing import Any, Sequence
 
 from gpudbg.driver import vmm as _vmm
 from gpudbg.driver.engine import get_engine
+from gpudbg.runtime.api._args import DevicePtr, Int, Seq, Size, Struct, UInt64
 from gpudbg.runtime.api._base import _api, _ctx, _int
 from gpudbg.runtime.errors import McError, mcError_t
 
@@ -71,6 +72,11 @@ class mcMemAccessDesc:
     flags: int = mcMemAccessFlags.mcMemAccessFlagsProtReadWrite
 
 
+AllocationProp = Struct(mcMemAllocationProp)
+Location = Struct(mcMemLocation)
+AccessDescs = Seq("an mcMemAccessDesc or a sequence of them", single=mcMemAccessDesc)
+
+
 def _state() -> Any:
     return _vmm.state(get_engine())
 
@@ -118,7 +124,7 @@ def access_descs(desc: Any, count: Any) -> list[tuple[int, int]]:
 
 # ------------------------------------------------------------------ 2.13 VMM
 @_api(1)
-def mcMemAddressReserve(size: int, alignment: int = 0, addr: int = 0, flags: int = 0) -> int:
+def mcMemAddressReserve(size: Size, alignment: Size = 0, addr: DevicePtr = 0, flags: Int = 0) -> int:
     """Seed 002 §2.13.3.2: VA without backing; addr is a placement hint (as CUDA,
     another address is chosen when it is taken)."""
     ctx = _ctx()
@@ -128,14 +134,14 @@ def mcMemAddressReserve(size: int, alignment: int = 0, addr: int = 0, flags: int
 
 
 @_api(0)
-def mcMemAddressFree(ptr: int, size: int) -> None:
+def mcMemAddressFree(ptr: DevicePtr, size: Size) -> None:
     """Seed 002 §2.13.3.1: the whole reservation, with no mappings left."""
     _ctx()
     _state().address_free(_int("ptr", ptr, 1), _int("size", size, 1))
 
 
 @_api(1)
-def mcMemCreate(size: int, prop: Any, flags: int = 0) -> int:
+def mcMemCreate(size: Size, prop: AllocationProp, flags: Int = 0) -> int:
     """Seed 002 §2.13.3.3: physical memory on prop.location's device; an int handle."""
     ctx = _ctx()
     dev = _prop(prop)
@@ -144,14 +150,14 @@ def mcMemCreate(size: int, prop: Any, flags: int = 0) -> int:
 
 
 @_api(0)
-def mcMemRelease(handle: int) -> None:
+def mcMemRelease(handle: UInt64) -> None:
     """Seed 002 §2.13.3.10: memory still mapped stays alive until unmapped."""
     _ctx()
     _state().release(handle)
 
 
 @_api(0)
-def mcMemMap(ptr: int, size: int, offset: int, handle: int, flags: int = 0) -> None:
+def mcMemMap(ptr: DevicePtr, size: Size, offset: Size, handle: UInt64, flags: Int = 0) -> None:
     """Seed 002 §2.13.3.9: map [offset, offset+size) of handle at ptr, which
     must lie in a reservation. The seed says offset "currently must be 0";
     like later CUDA versions, any granularity multiple is accepted. The new
@@ -162,21 +168,21 @@ def mcMemMap(ptr: int, size: int, offset: int, handle: int, flags: int = 0) -> N
 
 
 @_api(0)
-def mcMemUnmap(ptr: int, size: int) -> None:
+def mcMemUnmap(ptr: DevicePtr, size: Size) -> None:
     """Seed 002 §2.13.3.13: whole mappings only; waits for work queued before."""
     ctx = _ctx()
     _state().unmap(ctx, _int("ptr", ptr, 1), _int("size", size, 1))
 
 
 @_api(0)
-def mcMemSetAccess(ptr: int, size: int, desc: Any, count: int) -> None:
+def mcMemSetAccess(ptr: DevicePtr, size: Size, desc: AccessDescs, count: Int) -> None:
     """Seed 002 §2.13.3.12: access flags per device location for whole mappings."""
     _ctx()
     _state().set_access(_int("ptr", ptr, 1), _int("size", size, 1), access_descs(desc, count))
 
 
 @_api(1)
-def mcMemGetAccess(location: Any, ptr: int) -> int:
+def mcMemGetAccess(location: Location, ptr: DevicePtr) -> int:
     """Seed 002 §2.13.3.5: the flags set for location at the mapped ptr."""
     _ctx()
     dev = _location(location)
@@ -184,7 +190,7 @@ def mcMemGetAccess(location: Any, ptr: int) -> int:
 
 
 @_api(1)
-def mcMemGetAllocationGranularity(prop: Any, option: int) -> int:
+def mcMemGetAllocationGranularity(prop: AllocationProp, option: Int) -> int:
     """Seed 002 §2.13.3.6: 2 MiB, minimum and recommended alike."""
     _ctx()
     _prop(prop)
@@ -194,7 +200,7 @@ def mcMemGetAllocationGranularity(prop: Any, option: int) -> int:
 
 
 @_api(1)
-def mcMemGetAllocationPropertiesFromHandle(handle: int) -> mcMemAllocationProp:
+def mcMemGetAllocationPropertiesFromHandle(handle: UInt64) -> mcMemAllocationProp:
     """Seed 002 §2.13.3.7."""
     _ctx()
     p = _state().handle(handle).physical
@@ -204,7 +210,7 @@ def mcMemGetAllocationPropertiesFromHandle(handle: int) -> mcMemAllocationProp:
 
 
 @_api(1)
-def mcMemRetainAllocationHandle(addr: int) -> int:
+def mcMemRetainAllocationHandle(addr: DevicePtr) -> int:
     """Seed 002 §2.13.3.11: the handle behind a mapped address, with one more
     reference (release it with mcMemRelease)."""
     _ctx()
@@ -222,7 +228,7 @@ def _posix_only(handle_type: Any, api: str) -> None:
 
 
 @_api(1)
-def mcMemExportToShareableHandle(handle: int, handleType: int, flags: int = 0) -> int:
+def mcMemExportToShareableHandle(handle: UInt64, handleType: Int, flags: Int = 0) -> int:
     """Seed 002 §2.13.3.4: a POSIX file descriptor (an int) for the handle.
     In-process semantics: this process can import it again; sharing with
     another process cannot work on the simulator, which is one process.
@@ -234,7 +240,7 @@ def mcMemExportToShareableHandle(handle: int, handleType: int, flags: int = 0) -
 
 
 @_api(1)
-def mcMemImportFromShareableHandle(shareableHandle: int, shHandleType: int) -> int:
+def mcMemImportFromShareableHandle(shareableHandle: Int, shHandleType: Int) -> int:
     """Seed 002 §2.13.3.8: a new handle on the exported memory (in-process
     only, see mcMemExportToShareableHandle). mcErrorNotSupported for Win32
     handle types: they do not exist on POSIX."""
