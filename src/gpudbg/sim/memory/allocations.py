@@ -234,6 +234,17 @@ class GlobalMemory:
                               f"({self.used} of {self.capacity} bytes in use)", size)
         self.used += size
 
+    def _charged_zeros(self, size: int, kind: AllocationKind) -> np.ndarray:
+        """Charge `size` bytes and back them with zeroed host memory; when the
+        host cannot back them (MemoryError) nothing stays charged."""
+        self._charge(size, kind)
+        try:
+            return np.zeros(size, dtype=np.uint8)
+        except MemoryError:
+            if kind not in HOST_KINDS:
+                self.used -= size
+            raise OutOfMemory(f"out of host memory: cannot back {size} bytes", size) from None
+
     @staticmethod
     def _check_align(align: int) -> int:
         if not isinstance(align, int) or align <= 0 or align & (align - 1):
@@ -254,8 +265,8 @@ class GlobalMemory:
         if self.host_backed and kind in HOST_MAPPED_KINDS:
             return self._alloc_host_pages(size, kind, max(align, host_mapping.PAGE), label, readonly)
         base = self._find_va(footprint + REDZONE, align)
-        self._charge(size, kind)
-        a = Allocation(base, size, kind, label, np.zeros(size, dtype=np.uint8), readonly,
+        data = self._charged_zeros(size, kind)
+        a = Allocation(base, size, kind, label, data, readonly,
                        alloc_id=self._next_id, footprint=footprint, charged=kind not in HOST_KINDS)
         self._next_id += 1
         self._occupy(base, base + footprint + REDZONE)
@@ -351,10 +362,8 @@ class GlobalMemory:
             base = address
         else:
             base = self._find_va(size, align)
-        if backed:
-            self._charge(size, AllocationKind.DEVICE)
-        r = Allocation(base, size, AllocationKind.RESERVED, "reserved",
-                       np.zeros(size if backed else 0, dtype=np.uint8), alloc_id=self._next_id,
+        data = self._charged_zeros(size, AllocationKind.DEVICE) if backed else np.zeros(0, dtype=np.uint8)
+        r = Allocation(base, size, AllocationKind.RESERVED, "reserved", data, alloc_id=self._next_id,
                        footprint=size, charged=backed)
         self._next_id += 1
         self._occupy(base, base + size)
@@ -381,8 +390,7 @@ class GlobalMemory:
             if a.base < address + size and address < a.end:
                 raise ValueError(f"0x{address:x}+{size} overlaps the mapping at 0x{a.base:x}")
         if data is None:
-            self._charge(size, kind)
-            buf = np.zeros(size, dtype=np.uint8)
+            buf = self._charged_zeros(size, kind)
         else:
             if data.dtype != np.uint8 or data.shape != (size,):
                 raise ValueError(f"backing must be a uint8 array of exactly {size} bytes")
