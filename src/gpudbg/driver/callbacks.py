@@ -39,7 +39,7 @@ class HostKind(enum.Enum):
     HOST_FUNC = "host function"       # fn(userData), skipped after an error
 
 
-@dataclass
+@dataclass(eq=False)           # found by identity: user data (a numpy array) has no plain ==
 class _Pending:
     kind: HostKind
     fn: Callable[..., Any]
@@ -123,8 +123,11 @@ class HostWorker:
                 p.fn(p.user_data)
         except BaseException as e:  # user code must not kill the worker
             self.errors.append(e)
-            print(f"gpudbg: exception in {p.kind.value} {p.fn!r}:", file=sys.stderr)
-            traceback.print_exception(e, file=sys.stderr)
+            try:
+                print(f"gpudbg: exception in {p.kind.value} {p.fn!r}:", file=sys.stderr)
+                traceback.print_exception(e, file=sys.stderr)
+            except Exception:       # not even a repr that raises
+                print(f"gpudbg: exception in {p.kind.value}: {type(e).__name__}", file=sys.stderr)
 
 
 def worker_for(context: Any) -> HostWorker:
