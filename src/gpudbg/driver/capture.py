@@ -83,6 +83,7 @@ def _prohibitors() -> list[CaptureSequence]:
     if mode is Mode.CU_STREAM_CAPTURE_MODE_RELAXED:
         return []
     with _lock:
+        _active.difference_update([s for s in _active if s.origin.context.destroyed])   # reset: ended
         live = [s for s in _active if s.status is Status.CU_STREAM_CAPTURE_STATUS_ACTIVE]
     own = [s for s in live if s.thread == me and s.mode is not Mode.CU_STREAM_CAPTURE_MODE_RELAXED]
     if mode is Mode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL:
