@@ -318,8 +318,17 @@ def waited_on(message: str) -> str:
     m = re.search(r"semaphore (0x[0-9a-f]+)", message)
     if not m:
         return ""
-    a = get_engine().current_device().gpu.memory.find(int(m.group(1), 16))
-    return f"(the semaphore is {a.kind.value} '{a.label}')" if a is not None else "(the semaphore is freed memory)"
+    memory = get_engine().current_device().gpu.memory
+    address = int(m.group(1), 16)
+    a = memory.find(address)
+    if a is not None:
+        return f"(the semaphore is {a.kind.value} '{a.label}')"
+    freed = memory.freed_record(address)
+    if freed is not None:
+        site = getattr(freed, "free_site", None)
+        return f"(the semaphore is freed memory: {freed.kind.value} '{freed.label}'" + \
+            (f", freed at {site})" if site else ")")
+    return "(the semaphore is not allocated memory)"
 
 
 def _live_pointer(v: Any) -> bool:

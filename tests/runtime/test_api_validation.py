@@ -411,3 +411,32 @@ def test_a_capture_does_not_outlive_a_device_reset(fill):
     assert mc.mcMalloc(16)[0] == S
     err, m = mc.mcModuleLoadData(PTX)
     works(mc.mcModuleGetFunction(m, "fill")[1])
+
+
+@pytest.mark.parametrize("var, value", [("GPUDBG_INSTRUCTION_BUDGET", "-1"), ("GPUDBG_INSTRUCTION_BUDGET", "abc"),
+                                        ("GPUDBG_INSTRUCTION_BUDGET", "0"), ("GPUDBG_HANG_TIMEOUT", "-1"),
+                                        ("GPUDBG_HANG_TIMEOUT", "nan"), ("GPUDBG_SCHEDULE", "bogus")])
+def test_a_bad_environment_setting_refuses_the_launch_without_poisoning(fill, monkeypatch, var, value):
+    """A bad GPUDBG_INSTRUCTION_BUDGET failed the launch on the device: a
+    sticky mcErrorLaunchFailure that stayed after the variable was fixed."""
+    _, p = mc.mcMalloc(256)
+    monkeypatch.setenv(var, value)
+    assert mc.mcLaunchKernel(fill, 1, 32, [p, 1]) == (E.mcErrorInvalidValue,)
+    assert var in mc.last_error_message()
+    assert mc.mcDeviceSynchronize() == (S,)
+    monkeypatch.delenv(var)
+    works(fill)
+
+
+def test_a_bad_hang_timeout_while_waiting_is_invalid_value_not_a_bug(fill, monkeypatch):
+    _, flag = mc.mcMallocHost(8)
+    mc.host_view(flag, 8)[:] = 0
+    _, s = mc.mcStreamCreateWithFlags(1)
+    assert mc.mcStreamWaitValue32(s, flag, 1, int(mc.mcStreamWaitValueFlags.mcStreamWaitValueGeq)) == (S,)
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "soon")
+    assert mc.mcStreamSynchronize(s) == (E.mcErrorInvalidValue,)
+    assert "GPUDBG_HANG_TIMEOUT" in mc.last_error_message() and "bug" not in mc.last_error_message()
+    monkeypatch.delenv("GPUDBG_HANG_TIMEOUT")
+    mc.host_view(flag, 4, np.uint32)[0] = 1
+    assert mc.mcStreamSynchronize(s) == (S,)
+    works(fill)

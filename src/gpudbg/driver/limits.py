@@ -23,6 +23,7 @@ primary context is active (mcErrorSetOnActiveProcess). Nothing here waits.
 """
 from __future__ import annotations
 
+import os
 import weakref
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,7 @@ from typing import Any
 from gpudbg.driver import commands as C
 from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.driver.types import CU_CTX_SCHED_MASK, CUctx_flags, CUfunc_cache, CUlimit, CUsharedconfig
+from gpudbg.sim import kernel_watch, schedule
 from gpudbg.sim import launch_limits as sim_limits
 
 MAX_STACK_SIZE = 512 * 1024        # local memory per thread, compute capability 9.0
@@ -165,9 +167,25 @@ def _kernel_uses(kernel: Any) -> set:
     return out
 
 
+def check_launch_settings() -> None:
+    """The environment a launch will run under (GPUDBG_INSTRUCTION_BUDGET,
+    GPUDBG_SCHEDULE and GPUDBG_SEED, GPUDBG_HANG_TIMEOUT), checked when the
+    launch is enqueued: a bad value refuses the launch call with
+    CUDA_ERROR_INVALID_VALUE naming the variable, instead of failing the
+    launch on the device, where it would become the context's sticky error."""
+    try:
+        kernel_watch.check_environment()
+        if os.environ.get(schedule.ENV_SCHEDULE) or os.environ.get(schedule.ENV_SEED):
+            schedule.from_environment()
+    except ValueError as e:
+        raise EngineError(_INVALID, f"the launch was refused: {e}") from None
+
+
 def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
     """Commands to push before a LAUNCH of `function` on `stream`: a
-    SET_LAUNCH_LIMITS when the channel's programmed limits are stale."""
+    SET_LAUNCH_LIMITS when the channel's programmed limits are stale
+    (after check_launch_settings)."""
+    check_launch_settings()
     _usage(ctx).update(_kernel_uses(function.kernel))
     lim = _table(ctx)
     want = sim_limits.LaunchLimits(int(lim["stack_size"]), int(lim["printf_fifo_size"]),

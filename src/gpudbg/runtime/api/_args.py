@@ -183,7 +183,9 @@ class Plan:
         if len(args) > len(self.positional):
             raise McError(E.mcErrorInvalidValue, f"{self.usage} takes {len(self.positional)} positional "
                                                  f"arguments, {len(args)} were given")
-        values = list(args) + [_EMPTY] * (len(self.params) - len(args))
+        values = list(args)
+        if len(values) < len(self.params):
+            values += [_EMPTY] * (len(self.params) - len(values))
         for key, v in kwargs.items():
             p = self.by_name.get(key)
             if p is None:
@@ -210,6 +212,8 @@ class Plan:
     def call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
         values = self.bind(args, kwargs)
         n = len(self.positional)
+        if n == len(self.params):
+            return fn(*values)
         return fn(*values[:n], **{p.name: v for p, v in zip(self.params[n:], values[n:])})
 
 

@@ -29,11 +29,15 @@ import numpy as np
 
 from gpudbg.driver.engine import get_engine
 from gpudbg.driver.status import EngineError
+from gpudbg.driver.watchdog import HangTimeoutError
+from gpudbg.sim.kernel_watch import LaunchSettingError
+from gpudbg.sim.schedule import ScheduleError
 from gpudbg.runtime.api._args import Plan, show
 from gpudbg.runtime.errors import McError, from_engine, mcError_t
 
 
 _S = mcError_t.mcSuccess
+SETTING_ERRORS = (HangTimeoutError, LaunchSettingError, ScheduleError)
 _tls = threading.local()
 
 
@@ -122,6 +126,8 @@ def as_mc_error(name: str, e: Exception) -> McError:
             return from_engine(e)
     except Exception as inner:        # an engine result the runtime cannot name
         e = inner
+    if isinstance(e, SETTING_ERRORS):                # a bad GPUDBG_* environment value, named in e
+        return McError(mcError_t.mcErrorInvalidValue, f"{name}: {e}")
     if isinstance(e, MemoryError):
         return McError(mcError_t.mcErrorMemoryAllocation,
                        f"{name}: out of host memory ({_describe(e)})")
