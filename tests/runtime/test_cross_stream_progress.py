@@ -12,6 +12,7 @@ with mcErrorLaunchTimeout) instead of hanging the suite.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -264,3 +265,26 @@ extern "C" __global__ void racy_consumer(volatile unsigned *flag, unsigned *out,
             session.finish()
         finally:
             reset_engine()
+
+
+def test_a_host_function_run_before_its_launch_call_returns_still_opens_its_gate(real, monkeypatch):
+    """With engines beside the front end, a host function's HOST_NOTIFY can
+    run, and the host worker call the function, before mcLaunchHostFunc has
+    recorded the push's fence; the worker must still open the gate that
+    holds the stream (it once skipped it, and the stream hung)."""
+    from gpudbg.driver.stream import Stream
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "3")
+    ran = threading.Event()
+    real_submit = Stream.submit
+
+    def slow_submit(self, *args, **kwargs):
+        fence = real_submit(self, *args, **kwargs)
+        ran.wait(5)                  # the worker runs the function before the call returns
+        return fence
+    monkeypatch.setattr(Stream, "submit", slow_submit)
+    err, s = mc.mcStreamCreateWithFlags(1)
+    assert err == S
+    assert mc.mcLaunchHostFunc(s, lambda data: ran.set(), None) == (S,)
+    assert ran.is_set()
+    monkeypatch.setattr(Stream, "submit", real_submit)
+    assert mc.mcStreamSynchronize(s) == (S,)

@@ -108,7 +108,10 @@ class HostWorker:
                 error = p.stream.channel.error
             self._call(p, error)
             with cv:
-                if not p.stream.channel.semaphore.reached(p.fence):
+                # open the gate unless it was freed (its push retired or was
+                # discarded); p.fence may not be known yet: the front end can
+                # run HOST_NOTIFY before enqueue() has returned from submit
+                if not p.gate.freed:
                     p.gate.data[:8].view(np.uint64)[0] = 1
                 cv.notify_all()
 
