@@ -91,7 +91,7 @@ class Findings:
                  {"function": name, "exception": type(e).__name__, "message": _text(e)[:300], "args": args})
 
     def violate(self, kind: str, detail: str, key: Any = None, history: list | None = None) -> None:
-        item = {"kind": kind, "detail": detail[:500]}
+        item = {"kind": kind, "detail": detail[:1200]}
         if history:
             item["recent calls"] = history
         self.add(self.violations, ("v", kind, key if key is not None else detail[:80]), item)

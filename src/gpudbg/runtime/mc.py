@@ -3,9 +3,12 @@
 Every function returns a tuple `(err, *outputs)` (just `(err,)` without
 outputs; outputs are None on failure) where err is an mcError_t. The layer
 is thin on purpose (seed 003 §2.1): resolve the calling thread's context,
-check its sticky error, validate arguments, make one driver call. The only
+check its sticky error, validate arguments (one layer driven by the
+parameters' annotated kinds, runtime/api/_args.py), make one driver call. The only
 state kept here is the per-host-thread last error (and its message, for
 `last_error_message()`); everything else lives in driver objects.
+Nothing raises out of an mc* call: a wrong argument, a failure and even
+a gpudbg bug come back as an error code with a message (api/_base.py).
 
 The functions live in `gpudbg.runtime.api`, one module per section of the
 seed; this module is their single public namespace.

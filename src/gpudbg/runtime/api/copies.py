@@ -1,7 +1,8 @@
 """Seed 002 §2.10: memory copies (1D, 2D, 3D, peer, symbol), with the
 synchronization rules of chapter 1.2.
 
-Each function validates its own arguments and makes one driver call
+Arguments are checked by their annotated kinds (_args.py: memory operands
+read or written, sizes, kinds, streams); each function makes one driver call
 (driver/transfer.py for shapes and rules, driver/pitched.py for the struct
 forms and peers, driver/symbols.py for symbols). The synchronous forms use
 the default stream, the Async forms the stream given (default: the

@@ -1,7 +1,8 @@
 """Seed 002 §2.1 (initialization), §2.2 (device management) and §2.7
 (versions).
 
-Thin by design: each function validates its arguments and makes one call
+Thin by design: the annotated kinds check the arguments (_args.py) and each
+function makes one call
 into the driver (engine devices, driver/limits.py for limits, flags and
 configurations), so every answer comes from the device model or from driver
 state, never from the runtime layer. Out-parameters of the seed's C

@@ -1,7 +1,8 @@
 """Seed 002 §2.4: execution control (kernel launches, cooperative and
 multi-device launches, function attributes).
 
-Each function validates its arguments and makes one driver call:
+The annotated kinds check the arguments (_args.py: function handles, dims,
+kernel argument sequences, launch lists) and each function makes one driver call:
 driver/module.py for ordinary launches, driver/cooperative.py for
 cooperative and multi-device ones, driver/launch_config.py for function
 attributes. A function handle is the mcFunction_t of mcModuleGetFunction

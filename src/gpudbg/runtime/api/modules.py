@@ -5,7 +5,8 @@ ELF object with a `.nv_fatbin` section, a linked image from mcLinkComplete,
 or a pointer (int) to pinned host or device memory holding one of these.
 JIT options follow C: parallel `options`/`optionValues` lists, outputs
 written back into `optionValues` (a list) and into log buffers (bytearray
-or numpy arrays). Every function validates, then makes one driver call.
+or numpy arrays). The annotated kinds check the arguments (_args.py: images,
+paths without NULs, names, handles), then each function makes one driver call.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 functions of §2.2 (mcDeviceGetDefaultMemPool, mcDeviceGetMemPool,
 mcDeviceSetMemPool).
 
-Each function validates its arguments and makes one call into
+The annotated kinds check the arguments (_args.py); each function makes one call into
 gpudbg.driver.mempool, where pools live and where allocation and free
 become POOL_ALLOC / POOL_FREE ring commands in stream order. The runtime
 (mcMallocAsync) and driver-style (mcMemAllocAsync) twins behave the same:

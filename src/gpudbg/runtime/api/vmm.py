@@ -1,7 +1,8 @@
 """Seed 002 §2.13: virtual memory management (the cuMem* twins), plus the
 structs and enums it shares with the stream-ordered allocator (§2.14).
 
-Each function validates its structs and makes one call into
+The annotated kinds check the arguments and struct fields (_args.py); each
+function validates what the structs mean and makes one call into
 gpudbg.driver.vmm, where reservations, handles and mappings live. Shareable
 handles are implemented with in-process semantics: an exported POSIX "file
 descriptor" is an integer that this process can import again (the same
