@@ -288,3 +288,14 @@ def test_a_host_function_run_before_its_launch_call_returns_still_opens_its_gate
     assert ran.is_set()
     monkeypatch.setattr(Stream, "submit", real_submit)
     assert mc.mcStreamSynchronize(s) == (S,)
+
+
+def test_a_device_reset_stops_a_spinning_kernel_at_once(dev):
+    """A context torn down under a running kernel aborts it (its memory is
+    about to go), instead of waiting for the kernel watch's timeout."""
+    k, a, _b = dev
+    _start_consumer(k, a)
+    t0 = time.monotonic()
+    assert mc.mcDeviceReset() == (S,)
+    assert time.monotonic() - t0 < 10          # GPUDBG_HANG_TIMEOUT is 20 here
+    assert get_engine().current_device().gpu.sm_pool.wait_idle(5)
