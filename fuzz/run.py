@@ -41,16 +41,17 @@ def module_of(target: str) -> str:
     return f"fuzz.{target}" if target in TARGETS else target
 
 
-def run_child(target: str, seconds: float, seed: int) -> int:
+def run_child(target: str, seconds: float, seed: int, threads: int = 1) -> int:
     """In the child: run one chunk and print its result on a tagged line."""
     module = importlib.import_module(module_of(target))
-    result = module.run(seconds, seed)
+    result = module.run(seconds, seed, threads=threads) if threads > 1 else module.run(seconds, seed)
     print(RESULT_TAG + json.dumps(result, default=str), flush=True)
     return 0
 
 
-def _chunk(target: str, seconds: float, seed: int, grace: float) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "fuzz.run", "--child", target, "--seconds", str(seconds), "--seed", str(seed)]
+def _chunk(target: str, seconds: float, seed: int, grace: float, threads: int = 1) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "fuzz.run", "--child", target, "--seconds", str(seconds), "--seed", str(seed),
+           "--threads", str(threads)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     try:
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=seconds + grace)
@@ -65,7 +66,8 @@ def _chunk(target: str, seconds: float, seed: int, grace: float) -> dict[str, An
     return json.loads(lines[-1][len(RESULT_TAG):])
 
 
-def supervise(target: str, minutes: float, seed: int, chunk: float, grace: float) -> dict[str, Any]:
+def supervise(target: str, minutes: float, seed: int, chunk: float, grace: float,
+              threads: int = 1) -> dict[str, Any]:
     """Run `target` for `minutes` in chunks; the merged counts."""
     total: dict[str, Any] = {"target": target, "chunks": 0, "seconds": 0.0, "crashes": [], "hangs": [],
                              "errors": [], **{k: 0 for k in COUNT_KEYS}, **{k: [] for k in LIST_KEYS}}
@@ -75,7 +77,7 @@ def supervise(target: str, minutes: float, seed: int, chunk: float, grace: float
         left = deadline - time.monotonic()
         if left < 1:
             break
-        got = _chunk(target, min(chunk, left), seed, grace)
+        got = _chunk(target, min(chunk, left), seed, grace, threads)
         total["chunks"] += 1
         if got.get("hang"):
             total["hangs"].append(got)
@@ -109,16 +111,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk", type=float, default=60.0, help="seconds per child process")
     ap.add_argument("--grace", type=float, default=120.0, help="seconds past its chunk before a child is a hang")
     ap.add_argument("--json", metavar="FILE", help="write the merged results as JSON")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="host threads calling at once (targets that support it: api)")
     ap.add_argument("--child", metavar="TARGET", help=argparse.SUPPRESS)
     ap.add_argument("--seconds", type=float, default=60.0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
-        return run_child(args.child, args.seconds, args.seed)
+        return run_child(args.child, args.seconds, args.seed, args.threads)
     targets = TARGETS if args.target == "all" else (args.target,)
     results: dict[str, dict[str, Any]] = {}
 
     def one(t: str) -> None:
-        results[t] = supervise(t, args.minutes, args.seed, args.chunk, args.grace)
+        results[t] = supervise(t, args.minutes, args.seed, args.chunk, args.grace,
+                               args.threads if t == "api" else 1)
         print(summary(results[t]), flush=True)
 
     threads = [threading.Thread(target=one, args=(t,)) for t in targets]
