@@ -382,3 +382,27 @@ def test_info_cuda_kernels_lists_both_resident_grids(tmp_path, capsys):
     assert any("producer(" in r for r in rows) and any("consumer(" in r for r in rows), out
     assert any(r.startswith("*") and "producer(" in r for r in rows), out     # focus: the stopped grid
     assert "sync (<mcError_t.mcSuccess: 0>,) (<mcError_t.mcSuccess: 0>,)" in out, out
+
+
+def test_launch_descriptors_read_while_the_host_allocates():
+    """The front end reads a launch's descriptor and parameters while host
+    threads allocate and free driver memory (the next launches' descriptors):
+    the allocation table changes under the GPU's lock, so the read takes it
+    too (without it, about one run in two of this loop failed a LAUNCH with
+    a spurious illegal address, an IndexError or a 0-byte descriptor)."""
+    pytest.importorskip("cuda.bindings.nvrtc", reason="NVRTC (cuda-bindings) is not installed")
+    import gpudbg
+    from gpudbg.driver.engine import reset_engine
+    reset_engine()
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(2e-5)         # many thread switches: the unlocked window is hit
+    try:
+        m = gpudbg.compile('extern "C" __global__ void k(int *a) { a[threadIdx.x] += 1; }', name="desc.cu")
+        a = gpudbg.zeros(32, np.int32)
+        for _ in range(1500):
+            m.k[1, 32](a)
+        gpudbg.Device().synchronize()
+        assert (a.to_host() == 1500).all()
+    finally:
+        sys.setswitchinterval(old)
+        reset_engine()

@@ -455,13 +455,14 @@ class Frontend:
 
     def _launch(self, descriptor_address: int) -> None:
         mem = self.gpu.memory
-        d = C.decode_descriptor(bytes(mem.view(descriptor_address, C.DESCRIPTOR_BYTES)))
+        with self.cv:   # host threads change the allocation table under this lock (the next descriptors)
+            d = C.decode_descriptor(bytes(mem.view(descriptor_address, C.DESCRIPTOR_BYTES)))
+            params = bytes(mem.view(d["param_address"], d["param_size"])) if d["param_size"] else b""
         function = self.gpu.functions.get(d["code_address"])
         if function is None:
             raise AccessFault(CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_PC, self._code_space(),
                               -1, d["code_address"], 0,
                               f"launch of unknown code address 0x{d['code_address']:x}")
-        params = bytes(mem.view(d["param_address"], d["param_size"])) if d["param_size"] else b""
         self.gpu.launch_host_tid = d["host_tid"]   # who launched it, for the debugger
         job = current_job()
         if job is not None:
