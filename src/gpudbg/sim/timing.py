@@ -7,8 +7,10 @@ every other command the front end executes is charged here from its size
 alone, so the same sequence of commands always gives the same clock values
 (event timestamps are monotonic and repeatable). Time the GPU spends idle,
 or blocked on a semaphore, WAIT_VALUE or host callback, does not age the
-clock. This module does not model overlap between channels: the front end
-executes one command at a time, so work on different streams adds up.
+clock. This module does not model overlap between channels: commands of
+different streams may execute at once on the copy and compute engines
+(sim/engines.py), but each one's cycles are added to the one clock, so work
+on different streams adds up.
 
 Model (cycles at the device's clock_rate_khz):
 - every command run off the lock (launch, copy, memset, pool): COMMAND_CYCLES, plus:
