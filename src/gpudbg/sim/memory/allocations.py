@@ -137,8 +137,14 @@ class GlobalMemory:
         self.base = base
         self.va_limit = base + va_size
         self.used = 0
+        # The live allocations sorted by base, and their bases. Both lists are
+        # replaced, never changed in place, and published together in _index,
+        # so a device thread reading them while the host allocates sees one
+        # consistent table (copy on write; concurrent engines read unlocked).
         self._live: list[Allocation] = []
         self._live_bases: list[int] = []
+        self._index: tuple[list[Allocation], list[int]] = (self._live, self._live_bases)
+        self._version = 0          # bumped by every change sorted_arrays() depends on
         self._occupied: list[tuple[int, int]] = []      # VA ranges held (allocations, reservations)
         self._freed = FreedRecords()
         self._quarantine = Quarantine(quarantine_bytes, quarantine_entries)
@@ -216,15 +222,17 @@ class GlobalMemory:
 
     def _register(self, a: Allocation) -> None:
         i = bisect.bisect_left(self._live_bases, a.base)
-        self._live.insert(i, a)
-        self._live_bases.insert(i, a.base)
-        self._arrays = None
+        self._publish(self._live[:i] + [a] + self._live[i:],
+                      self._live_bases[:i] + [a.base] + self._live_bases[i:])
 
     def _unregister(self, a: Allocation) -> None:
         i = bisect.bisect_left(self._live_bases, a.base)
-        del self._live[i]
-        del self._live_bases[i]
-        self._arrays = None
+        self._publish(self._live[:i] + self._live[i + 1:], self._live_bases[:i] + self._live_bases[i + 1:])
+
+    def _publish(self, live: list[Allocation], bases: list[int]) -> None:
+        self._version += 1
+        self._index = (live, bases)
+        self._live, self._live_bases = live, bases
 
     def _charge(self, size: int, kind: AllocationKind) -> None:
         if kind in HOST_KINDS:
@@ -419,7 +427,7 @@ class GlobalMemory:
         a.readonly = readonly or access is MapAccess.READ
         a.suballocator = _NoAccess(a) if access is MapAccess.NONE else None
         a._views.clear()
-        self._arrays = None
+        self._version += 1
 
     def mapping_access(self, address: int) -> MapAccess | None:
         """The access flags of the mapping containing address (None: not a mapping)."""
@@ -505,9 +513,10 @@ class GlobalMemory:
     # ------------------------------------------------------------------ queries
 
     def find(self, address: int) -> Allocation | None:
-        i = bisect.bisect_right(self._live_bases, address) - 1
+        live, bases = self._index          # one consistent table (see __init__)
+        i = bisect.bisect_right(bases, address) - 1
         if i >= 0:
-            a = self._live[i]
+            a = live[i]
             if address < a.base + a.size:
                 return a
         return None
@@ -527,13 +536,17 @@ class GlobalMemory:
     def sorted_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[Allocation]]:
         """(bases, sizes, readonly, driver_only, allocations) of the live
         allocations as arrays for np.searchsorted, cached."""
-        if self._arrays is None:
-            self._arrays = (np.array(self._live_bases, dtype=np.uint64),
-                            np.array([a.size for a in self._live], dtype=np.uint64),
-                            np.array([a.readonly for a in self._live], dtype=bool),
-                            np.array([a.driver_only for a in self._live], dtype=bool),
-                            list(self._live))
-        return self._arrays
+        version = self._version            # read before the table: a change after it re-tags
+        cached = self._arrays
+        if cached is None or cached[0] != version:
+            live, bases = self._index
+            cached = (version, (np.array(bases, dtype=np.uint64),
+                                np.array([a.size for a in live], dtype=np.uint64),
+                                np.array([a.readonly for a in live], dtype=bool),
+                                np.array([a.driver_only for a in live], dtype=bool),
+                                list(live)))
+            self._arrays = cached
+        return cached[1]
 
     def contains_range(self, address: int) -> bool:
         """Whether an address lies in this space's VA range (isspacep.global)."""
