@@ -183,6 +183,10 @@ def test_kernels_of_many_channels_are_in_flight_together(gpu):
         assert gpu.cv.wait_for(lambda: len(gpu.frontend.executing) == 5, 5)
         assert gpu.frontend.blocked_heads() is None            # busy engines are progress
         token = gpu.frontend.progress_token()
+    # a job is "executing" once dispatched; its thread enters the executor a moment later
+    deadline = time.monotonic() + 5
+    while gpu.ex.peak < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert gpu.ex.peak == 5
     gpu.ex.release.set()
     for ch, f in zip(chans, fences):
