@@ -221,51 +221,11 @@ def gpu_clock_advance(gpu, cycles: int) -> None:
 def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
     """Run the threads `idx` (None: the whole wave), all waiting at `pc`,
     through instructions until the next block leader or a control
-    instruction; a lane fault becomes a KernelFault carrying the wave."""
-    if X.tap is not None:
-        execute_step_observed(X, code, leader, pc, idx)
-        return
-    X.step_pc = pc
-    nsel = X.n if idx is None else len(idx)
-    sel = idx
-    executed = 0
-    try:
-        while True:
-            c = code[pc]
-            b = c.built
-            executed += 1
-            if b.run is not None:
-                sel = idx if c.guard is None else c.guard(X, idx)
-                if sel is None or len(sel):
-                    b.run(X, sel)
-                pc += 1
-                if leader[pc]:
-                    X.set_pc(idx, pc)
-                    break
-                continue
-            if c.guard is None:
-                sel = idx
-                b.control(X, idx, pc)
-            else:
-                take, skip = X.split_guard(c, idx)
-                if skip is None or len(skip):
-                    X.set_pc(skip, pc + 1)
-                sel = take
-                if take is None or len(take):
-                    b.control(X, take, pc)
-            break
-    except LaneFault as e:
-        X.count_work(nsel, executed)
-        fault = KernelFault(X.fault_report(e, pc, sel))
-        fault.wave = X
-        raise fault from None
-    X.count_work(nsel, executed)
-
-
-def execute_step_observed(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
-    """execute_step with the analysis tools' events (sim/instrument.py):
-    the same loop, plus the memory, warp-sync and barrier events that the
-    instructions' translations declare in Built.info."""
+    instruction; a lane fault becomes a KernelFault carrying the wave.
+    With an analysis tool observing execution (X.tap, sim/instrument.py)
+    it also emits the memory, warp-sync and barrier events that the
+    instructions' translations declare in Built.info; without one the
+    only cost is a test per instruction."""
     tap = X.tap
     X.step_pc = pc
     nsel = X.n if idx is None else len(idx)
@@ -275,20 +235,14 @@ def execute_step_observed(X: WaveExecution, code: list, leader, pc: int, idx) ->
         while True:
             c = code[pc]
             b = c.built
-            info = b.info
             executed += 1
             if b.run is not None:
                 sel = idx if c.guard is None else c.guard(X, idx)
                 if sel is None or len(sel):
-                    if "sync_op" in info:
-                        instrument.emit_warp_sync(tap, X, pc, info, sel)
-                    probes = info.get("memory") if tap.observes_memory else None
-                    if probes:
-                        probed = instrument.probe_memory(X, probes, sel)
+                    if tap is None:
                         b.run(X, sel)
-                        instrument.emit_memory(tap, X, pc, probed)
                     else:
-                        b.run(X, sel)
+                        _run_observed(tap, X, b, pc, sel)
                 pc += 1
                 if leader[pc]:
                     X.set_pc(idx, pc)
@@ -296,18 +250,16 @@ def execute_step_observed(X: WaveExecution, code: list, leader, pc: int, idx) ->
                 continue
             if c.guard is None:
                 sel = idx
-                if b.kind == "barrier":
-                    instrument.emit_barrier_arrival(tap, X, pc, info, sel)
-                b.control(X, idx, pc)
             else:
                 take, skip = X.split_guard(c, idx)
                 if skip is None or len(skip):
                     X.set_pc(skip, pc + 1)
                 sel = take
-                if take is None or len(take):
-                    if b.kind == "barrier":
-                        instrument.emit_barrier_arrival(tap, X, pc, info, take)
-                    b.control(X, take, pc)
+                if take is not None and not len(take):
+                    break
+            if tap is not None and b.kind == "barrier":
+                instrument.emit_barrier_arrival(tap, X, pc, b.info, sel)
+            b.control(X, sel, pc)
             break
     except LaneFault as e:
         X.count_work(nsel, executed)
@@ -315,6 +267,21 @@ def execute_step_observed(X: WaveExecution, code: list, leader, pc: int, idx) ->
         fault.wave = X
         raise fault from None
     X.count_work(nsel, executed)
+
+
+def _run_observed(tap, X: WaveExecution, b, pc: int, sel) -> None:
+    """One straight-line instruction with its events: warp-sync before,
+    memory after success (addresses read before it runs)."""
+    info = b.info
+    if "sync_op" in info:
+        instrument.emit_warp_sync(tap, X, pc, info, sel)
+    probes = info.get("memory") if tap.observes_memory else None
+    if probes:
+        probed = instrument.probe_memory(X, probes, sel)
+        b.run(X, sel)
+        instrument.emit_memory(tap, X, pc, probed)
+    else:
+        b.run(X, sel)
 
 
 def next_group(view: np.ndarray, spin: SpinBackoff, whole: bool = True):
