@@ -266,6 +266,16 @@ class MemPool:
         return ptr
 
     def free(self, block: Block, stream: Any) -> None:
+        # Claim the block first, atomically: two threads freeing the same
+        # pointer must give one free and one error, never two POOL_FREEs
+        # (the second unmapped a range that was no longer mapped).
+        with self.registry.lock:
+            if block.freed or self.live.get(block.ptr) is not block:
+                raise EngineError(INVALID, f"0x{block.ptr:x} is not a live stream-ordered allocation "
+                                           f"(already freed)")
+            block.freed = True
+            del self.live[block.ptr]
+            self.used -= block.span
         if stream.context.gpu is not self.gpu:
             stream.wait()
             with self.gpu.cv:
@@ -275,9 +285,6 @@ class MemPool:
             fence = stream.submit([C.make(C.Opcode.POOL_FREE, address=block.ptr)])
             pending = (Pending(stream, stream.channel.semaphore, fence),)
         with self.registry.lock:
-            block.freed = True
-            del self.live[block.ptr]
-            self.used -= block.span
             self._insert(block.chunk, Extent(block.ptr, block.span, pending))
 
     @staticmethod

@@ -93,7 +93,11 @@ def unpack_extra(function: Any, extra: Any, keys: dict[str, int]) -> bytes:
     if isinstance(extra, (bytes, bytearray, memoryview, np.ndarray)):
         raw = bytes(memoryview(extra).cast("B")) if not isinstance(extra, bytes) else extra
     else:
-        items = list(extra)
+        try:
+            items = list(extra)
+        except TypeError:
+            raise EngineError(INVALID, f"extra must be a parameter buffer or a list of "
+                                       f"CU_LAUNCH_PARAM_* entries, not {type(extra).__name__}") from None
         buf = size = None
         i = 0
         while i < len(items):

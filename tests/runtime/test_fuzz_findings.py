@@ -1,0 +1,58 @@
+"""Findings of the 30-minute API fuzz run (fuzz/api.py, two threads), each
+fixed: nothing may come back as mcErrorUnknown (a gpudbg bug)."""
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+from gpudbg.driver.engine import reset_engine
+from gpudbg.runtime import mc
+from gpudbg.runtime.errors import mcError_t as E
+
+
+@pytest.fixture(autouse=True)
+def engine():
+    reset_engine()
+    yield
+    reset_engine()
+
+
+def test_two_threads_freeing_one_stream_ordered_block_give_one_free_and_one_error():
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        results: list = []
+        for _ in range(150):
+            err, p = mc.mcMallocAsync(256, None)
+            assert err == E.mcSuccess
+            gate = threading.Barrier(2)
+
+            def free():
+                gate.wait()
+                results.append(mc.mcFreeAsync(p, None)[0])
+
+            threads = [threading.Thread(target=free) for _ in range(2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        assert mc.mcDeviceSynchronize()[0] == E.mcSuccess
+    finally:
+        sys.setswitchinterval(old)
+    assert E.mcErrorUnknown not in results
+    assert results.count(E.mcSuccess) == 150 and results.count(E.mcErrorInvalidValue) == 150
+
+
+def test_launch_extra_that_is_not_a_list_is_invalid_value():
+    ptx = (b".version 7.8\n.target sm_90\n.address_size 64\n"
+           b".visible .entry k()\n{\n    ret;\n}\n")
+    err, mod = mc.mcModuleLoadData(ptx)
+    assert err == E.mcSuccess
+    err, fn = mc.mcModuleGetFunction(mod, "k")
+    assert err == E.mcSuccess
+    import numpy as np
+    err, = mc.mcModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, None, np.True_)
+    assert err == E.mcErrorInvalidValue
+    assert "extra must be" in mc.last_error_message()
