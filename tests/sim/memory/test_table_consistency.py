@@ -89,3 +89,19 @@ def test_kernels_run_clean_while_the_host_allocates(fast_switching):
         stop.set()
         t.join()
     assert (out == np.arange(n) + 1).all()
+
+
+def test_a_fault_explained_after_the_table_changed_does_not_crash():
+    """Found by the API fuzzer: an access judged against one table and
+    explained against a newer one (the block got mapped meanwhile) hit a
+    live allocation without a suballocator: AttributeError inside the
+    simulator instead of a fault report."""
+    from gpudbg.sim.memory import access
+    from gpudbg.sim.memory.spaces import AccessType, Space
+
+    gm = GlobalMemory(capacity=1 << 20)
+    a = gm.alloc(256)
+    fault = access._fault_for_lane(gm, 0, np.array([a.base + 16], dtype=np.uint64), 4,
+                                   AccessType.READ, "__global__", None, Space.GLOBAL)
+    assert "16 bytes inside the 256-byte allocation" in fault.message
+    assert "table changed" in fault.message

@@ -69,7 +69,14 @@ def _fault_for_lane(gm: "GlobalMemory", k: int, addrs: np.ndarray, size: int,
                                lane, a, size, fault_message(space_name, access, size, a, phrase))
         phrase = f"is a write to read-only memory in the {alloc.describe_short()}"
         return AccessFault(kind, space, lane, a, size, fault_message(space_name, access, size, a, phrase))
-    phrase = alloc.suballocator.describe(a, size)
+    if alloc.suballocator is not None:
+        phrase = alloc.suballocator.describe(a, size)
+    else:
+        # The table changed between the check and this explanation (the host
+        # mapped or freed memory meanwhile, with engines running unlocked):
+        # the access was judged against the table it saw, so it faults; say
+        # where the address lies now.
+        phrase = gm.describe(a, size) + " (the allocation table changed during the access)"
     return AccessFault(kind, space, lane, a, size, fault_message(space_name, access, size, a, phrase))
 
 
