@@ -56,3 +56,28 @@ def test_launch_extra_that_is_not_a_list_is_invalid_value():
     err, = mc.mcModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, None, np.True_)
     assert err == E.mcErrorInvalidValue
     assert "extra must be" in mc.last_error_message()
+
+
+def test_a_block_freed_on_another_device_before_its_allocation_ran_is_an_error(monkeypatch):
+    """Found by the API fuzzer (two threads, two devices): the cross-device
+    free unmapped a block whose POOL_ALLOC had not run yet: an internal
+    'not the start of a mapping' error."""
+    monkeypatch.setenv("GPUDBG_DEVICES", "2")
+    reset_engine()
+    assert mc.mcSetDevice(1)[0] == E.mcSuccess
+    err, word = mc.mcMallocHost(8)
+    err, s1 = mc.mcStreamCreate()
+    assert mc.mcStreamWaitValue32(s1, word, 1, 0)[0] == E.mcSuccess     # holds s1 back
+    err, p = mc.mcMallocAsync(256, s1)
+    assert err == E.mcSuccess
+    assert mc.mcSetDevice(0)[0] == E.mcSuccess
+    err, s0 = mc.mcStreamCreate()
+    err, = mc.mcFreeAsync(p, s0)
+    assert err == E.mcErrorInvalidValue
+    assert "before its allocation took place" in mc.last_error_message()
+    import numpy as np
+    np.frombuffer((__import__("ctypes").c_uint32 * 1).from_address(word), dtype=np.uint32)[0] = 1
+    assert mc.mcSetDevice(1)[0] == E.mcSuccess
+    assert mc.mcStreamSynchronize(s1)[0] == E.mcSuccess
+    assert mc.mcFreeAsync(p, s1)[0] == E.mcSuccess          # the block is still the program's to free
+    assert mc.mcStreamSynchronize(s1)[0] == E.mcSuccess

@@ -269,6 +269,14 @@ class MemPool:
         # Claim the block first, atomically: two threads freeing the same
         # pointer must give one free and one error, never two POOL_FREEs
         # (the second unmapped a range that was no longer mapped).
+        cross_device = stream.context.gpu is not self.gpu
+        if cross_device:
+            with self.gpu.cv:
+                mapped = self.gpu.memory.mapping_access(block.ptr) is not None
+            if not mapped:     # its POOL_ALLOC has not run on the pool's device yet
+                raise EngineError(INVALID, f"0x{block.ptr:x} is freed on another device's stream "
+                                           f"before its allocation took place on device "
+                                           f"{self.gpu.ordinal}; synchronize the allocating stream first")
         with self.registry.lock:
             if block.freed or self.live.get(block.ptr) is not block:
                 raise EngineError(INVALID, f"0x{block.ptr:x} is not a live stream-ordered allocation "
@@ -276,7 +284,7 @@ class MemPool:
             block.freed = True
             del self.live[block.ptr]
             self.used -= block.span
-        if stream.context.gpu is not self.gpu:
+        if cross_device:
             stream.wait()
             with self.gpu.cv:
                 self.gpu.memory.unmap(block.ptr, remember_freed=True)
