@@ -24,7 +24,6 @@ import functools
 import hashlib
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
@@ -319,20 +318,11 @@ def _cache_write(key: str, ptx: str) -> None:
     """Atomically (a private temp file in the cache directory, then rename),
     so a process reading concurrently sees the old entry or the whole new
     one; silently gives up on any OS error (the cache is an optimisation)."""
+    from gpudbg.dump.files import replace_atomically
     try:
         d = cache_dir()
         d.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=f".{key}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_entry_bytes(ptx))
-            os.replace(tmp, d / f"{key}.ptx")
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        replace_atomically(d / f"{key}.ptx", _entry_bytes(ptx))
     except OSError:
         pass
 

@@ -13,11 +13,11 @@ import dataclasses
 import enum
 import json
 import os
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from gpudbg.dump.files import replace_atomically
 from gpudbg.sanitizer.findings import FINDING_SCHEMA, errors_of
 
 
@@ -107,27 +107,8 @@ def errors_in(row: dict[str, Any]) -> int:
     return errors_of(str(row.get("tool")), str(row.get("severity", "error")), int(row.get("count") or 1))
 
 
-def _atomically(path: str, write: Any) -> None:
-    target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            write(f)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def write_json_atomically(path: str, payload: Any) -> None:
-    def write(f: Any) -> None:
-        json.dump(payload, f, indent=2)
-        f.write("\n")
-    _atomically(path, write)
+    replace_atomically(path, (json.dumps(payload, indent=2) + "\n").encode())
 
 
 def _xml_value(parent: ET.Element, name: str, value: Any) -> None:
@@ -152,9 +133,9 @@ def write_xml_atomically(path: str, rows: list[dict[str, Any]], program: str) ->
         for k, v in row.items():
             if k not in ("tool", "finding", "severity"):
                 _xml_value(el, k, v)
-    tree = ET.ElementTree(root)
-    ET.indent(tree)
-    _atomically(path, lambda f: (tree.write(f, encoding="unicode", xml_declaration=True), f.write("\n")))
+    ET.indent(root)
+    text = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    replace_atomically(path, text.encode())
 
 
 def target_problem(path: str) -> str | None:

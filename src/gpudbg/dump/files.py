@@ -61,6 +61,25 @@ def _exclusive_write(path: Path, data: bytes) -> None:
         raise
 
 
+def replace_atomically(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write `data` at `path`, replacing what is there, atomically: a
+    private temp file beside it, then rename, so a concurrent reader sees
+    the old file or the whole new one (findings files, the compile cache)."""
+    path = Path(path)
+    directory = path.parent if str(path.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def publish(path: str | os.PathLike[str], data: bytes,
             on_existing: OnExisting = OnExisting.NUMBER) -> Path:
     """Write `data` as a new file at `path` (or, with NUMBER, the first free
