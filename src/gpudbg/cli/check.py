@@ -189,17 +189,16 @@ def check_program(program: str, args: list[str], json_file: str | None = None,
         _show(line)
     native_errors = sum(errors_in(row) for row in run.findings)
     total = reporter.errors + native_errors
+    rows = [finding_dict(f, program) for f in run.faults] + run.findings + \
+        [f.as_dict() for f in reporter.findings]
     if config.tool is ToolName.RACECHECK:
-        races = [r for r in run.findings if r.get("tool") == "racecheck"] + \
-            [f.as_dict() for f in reporter.findings if f.tool is ToolName.RACECHECK]
+        races = [r for r in rows if r.get("tool") == "racecheck"]
         shown = len(races)
         bad = sum(1 for r in races if r.get("severity") == "error")
         _show(f"{PREFIX} RACECHECK SUMMARY: {shown} hazard{'' if shown == 1 else 's'} displayed "
               f"({bad} error{'' if bad == 1 else 's'}, {shown - bad} warning{'' if shown - bad == 1 else 's'})")
     for text in reporter.summary_lines(native_errors):
         _show(text)
-    rows = [finding_dict(f, program) for f in run.faults] + run.findings + \
-        [f.as_dict() for f in reporter.findings]
     if json_file is not None:
         write_json_atomically(json_file, rows)
     if xml_file is not None:
