@@ -8,7 +8,15 @@ asserts and the `.loc` line table all stay exact), and the usual header
 names (<cstdio>, <assert.h>, ...) resolve to that prelude too. Compiled PTX
 is cached on disk by a hash of everything that determines it (sources that
 include files from disk are not cached); the cache is an optimisation only,
-so any failure to read or write it is ignored. Each entry carries the
+so any failure to read or write it is ignored.
+
+CUDA's own headers (cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h,
+cooperative_groups.h, and CCCL: CUB, libcu++'s cuda::barrier/pipeline/
+atomic_ref) come from the pinned pip packages that ship them
+(nvidia-cuda-runtime, nvidia-cuda-crt, nvidia-cuda-cccl), found through
+cuda-pathfinder and handed to NVRTC as include paths, so no manual -I is
+needed; a source including only those headers is still cached, keyed by
+the packages' versions. Each entry carries the
 SHA-256 and length of its PTX in a first comment line, so a damaged entry
 (truncated by a full disk, edited, of an older format) is detected
 (CacheEntryError), removed and compiled afresh instead of breaking that
@@ -76,6 +84,9 @@ _PARTS = {"printf": _PRINTF, "malloc": _MALLOC, "free": _FREE, "assert": _ASSERT
 _STD_HEADERS = ("stdio.h", "cstdio", "assert.h", "cassert", "stdlib.h", "cstdlib")
 
 _ARCH_OPTIONS = ("-arch", "--gpu-architecture")
+# The pip packages whose headers NVRTC is given, in include-path order
+# (CCCL first: its libcu++ must win over any older copy in the toolkit's dir).
+_HEADER_PACKAGES = (("cccl", "nvidia-cuda-cccl"), ("cudart", "nvidia-cuda-runtime"))
 _LINE_OPTIONS = ("-lineinfo", "--generate-line-info", "-G", "--device-debug")
 
 _DIAG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<severity>error|warning|remark|catastrophic error)"
@@ -144,15 +155,49 @@ def _has(opts: Sequence[str], names: Sequence[str]) -> bool:
     return any(o == n or o.startswith(n + "=") for o in opts for n in names)
 
 
+@functools.lru_cache(maxsize=1)
+def cuda_include_dirs() -> tuple[str, ...]:
+    """The header directories of the pinned CUDA header packages that are
+    installed (cuda-pathfinder knows their layout); a package that is
+    missing is simply not searched, and NVRTC names the header it lacks."""
+    try:
+        from cuda.pathfinder import find_nvidia_header_directory
+    except ImportError:
+        return ()
+    dirs = []
+    for libname, _package in _HEADER_PACKAGES:
+        try:
+            d = find_nvidia_header_directory(libname)
+        except Exception:   # unknown name in an older pathfinder, unreadable site dir
+            d = None
+        if d and os.path.isdir(d) and d not in dirs:
+            dirs.append(d)
+    return tuple(dirs)
+
+
+@functools.lru_cache(maxsize=1)
+def _header_versions() -> str:
+    from importlib import metadata
+    out = []
+    for _libname, package in _HEADER_PACKAGES + (("crt", "nvidia-cuda-crt"),):
+        try:
+            out.append(f"{package}={metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            out.append(f"{package}=none")
+    return ",".join(out)
+
+
 def effective_options(options: str | Iterable[str] = (), line_info: bool = True) -> list[str]:
     """The options NVRTC is given: the user's, the default architecture
     unless one is named, line info unless disabled or -G already asks for
-    full debug info, and the prelude."""
+    full debug info, CUDA's header directories after the user's own, and
+    the prelude."""
     opts = _normalize_options(options)
     if not _has(opts, _ARCH_OPTIONS):
         opts.append(f"--gpu-architecture={DEFAULT_ARCH}")
     if line_info and not _has(opts, _LINE_OPTIONS):
         opts.append("-lineinfo")
+    opts += [f"--include-path={d}" for d in cuda_include_dirs()]
     opts.append(f"--pre-include={PRELUDE_NAME}")
     return opts
 
@@ -241,17 +286,27 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.M)
 _INCLUDE_OPTIONS = ("-I", "--include-path", "-include", "--pre-include")
 
 
+def _package_header(name: str) -> bool:
+    """Whether an include resolves to a CUDA header package's file (whose
+    content the package versions in the cache key pin) and not to a file
+    of the user's in the working directory."""
+    if os.path.exists(name):
+        return False
+    return any(os.path.isfile(os.path.join(d, name)) for d in cuda_include_dirs())
+
+
 def cacheable(source: str, user_options: Sequence[str]) -> bool:
     """Whether the PTX depends only on what the cache key holds: not when
-    the source or the options pull in files from disk, which may change."""
-    if any(inc not in _STD_HEADERS for inc in _INCLUDE.findall(source)):
+    the source or the options pull in the user's files from disk, which
+    may change (CUDA's own headers are pinned by the key)."""
+    if any(inc not in _STD_HEADERS and not _package_header(inc) for inc in _INCLUDE.findall(source)):
         return False
     return not any(o.startswith(_INCLUDE_OPTIONS) for o in user_options)
 
 
 def _cache_key(source: str, name: str, opts: Sequence[str]) -> str:
     h = hashlib.sha256()
-    for part in (_PRELUDE_VERSION, _nvrtc_version(), name, "\0".join(opts), source):
+    for part in (_PRELUDE_VERSION, _nvrtc_version(), _header_versions(), name, "\0".join(opts), source):
         h.update(part.encode())
         h.update(b"\x01")
     return h.hexdigest()

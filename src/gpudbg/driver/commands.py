@@ -90,6 +90,10 @@ DESCRIPTOR_FORMAT: tuple[tuple[str, FieldType], ...] = (
     ("param_size", U32),
     ("grid_id", U64),
     ("host_tid", U32),      # native id of the host thread that launched (debugger events)
+    # a cooperative launch's grid workspace (cooperative_groups' grid_workspace:
+    # wsSize, barrier), read by grid.sync() through %envreg1 (high) and
+    # %envreg2 (low) as CUDA's driver ABI has it; 0 for other launches
+    ("grid_workspace", U64),
 )
 DESCRIPTOR_WORDS = sum(t.words for _, t in DESCRIPTOR_FORMAT)
 DESCRIPTOR_BYTES = DESCRIPTOR_WORDS * 4

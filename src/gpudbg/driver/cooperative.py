@@ -80,7 +80,8 @@ def launch_cooperative(context: Any, function: Any, grid: Any, block: Any, share
     g, b = _dim3("gridDim", grid), _dim3("blockDim", block)
     g, b = _module.validate_launch(context, function, g, b, shared_bytes)
     launch_config.check_cooperative(function, g, b, shared_bytes)
-    return _module.launch(context, function, g, b, shared_bytes, stream, _args("kernelParams", args), None)
+    return _module.launch(context, function, g, b, shared_bytes, stream, _args("kernelParams", args), None,
+                          cooperative=True)
 
 
 _FIELDS = ("func", "gridDim", "blockDim", "args", "sharedMem", "stream")
@@ -131,13 +132,14 @@ def resolve(engine: Any, params: Any, num_devices: Any) -> list[Part]:
     return parts
 
 
-def _submit_all(parts: list[Part]) -> None:
+def _submit_all(parts: list[Part], cooperative: bool) -> None:
     contexts = sorted({id(p.context): p.context for p in parts}.values(), key=lambda c: c.id)
     with ExitStack() as stack:
         for c in contexts:
             stack.enter_context(c.lock)
         for p in parts:
-            _module.launch(p.context, p.function, p.grid, p.block, p.shared, p.stream, p.args, None)
+            _module.launch(p.context, p.function, p.grid, p.block, p.shared, p.stream, p.args, None,
+                           cooperative=cooperative)
 
 
 def launch_multi_device(engine: Any, params: Any, num_devices: Any, flags: Any) -> None:
@@ -163,7 +165,7 @@ def launch_multi_device(engine: Any, params: Any, num_devices: Any, flags: Any) 
     if not flags & NO_PRE_SYNC:
         for p in parts:
             p.stream.wait()
-    _submit_all(parts)
+    _submit_all(parts, cooperative=True)
     if not flags & NO_POST_SYNC:
         for p in parts:
             p.stream.wait()
@@ -176,4 +178,4 @@ def launch_multi_kernel(engine: Any, params: Any, num_devices: Any, flags: Any) 
     enqueued together; flags are reserved and must be 0."""
     if not _is_int(flags) or flags != 0:
         raise EngineError(_INVALID, "flags are reserved and must be 0")
-    _submit_all(resolve(engine, params, num_devices))
+    _submit_all(resolve(engine, params, num_devices), cooperative=False)

@@ -18,6 +18,7 @@ the work queued before it has retired (CUDA's lifetime rule).
 from __future__ import annotations
 
 import itertools
+import struct
 import threading
 import time
 from pathlib import Path
@@ -523,9 +524,17 @@ def validate_launch(context: Any, function: Function, grid: Sequence[int], block
     return g, b
 
 
+# cooperative_groups' grid_workspace {unsigned wsSize; unsigned barrier;}
+GRID_WORKSPACE_BYTES = 8
+
+
 def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int],
-           shared_bytes: int, stream: Any, args: Sequence[Any] | None, extra: Any) -> int:
-    """Validate, write the descriptor, push LAUNCH; returns the grid id."""
+           shared_bytes: int, stream: Any, args: Sequence[Any] | None, extra: Any,
+           cooperative: bool = False) -> int:
+    """Validate, write the descriptor, push LAUNCH; returns the grid id.
+    A cooperative launch also gets its grid workspace (the barrier word
+    grid.sync() counts on) in the same allocation, freed with it once the
+    launch has run."""
     if not isinstance(function, Function):
         raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{function!r} is not a function handle")
     if function.module.unloaded or function.module.context is not context:
@@ -545,12 +554,23 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
                                    f"launch {function.name}")
     except OutOfMemory as e:
         raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
+    workspace = None
+    if cooperative:
+        try:
+            workspace = gpu.alloc_internal(GRID_WORKSPACE_BYTES, AllocationKind.GRID_WORKSPACE,
+                                           f"grid workspace of {function.name}")
+        except OutOfMemory as e:
+            gpu.free_internal(alloc)
+            raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()
     desc = C.encode_descriptor(code_address=k.code_address, grid_x=g[0], grid_y=g[1], grid_z=g[2],
                                block_x=b[0], block_y=b[1], block_z=b[2], shared_bytes=shared_bytes,
                                param_address=alloc.base + C.DESCRIPTOR_BYTES,
                                param_size=len(params), grid_id=grid_id,
-                               host_tid=threading.get_native_id() & 0xFFFFFFFF)
+                               host_tid=threading.get_native_id() & 0xFFFFFFFF,
+                               grid_workspace=workspace.base if workspace is not None else 0)
+    if workspace is not None:
+        workspace.data[:GRID_WORKSPACE_BYTES] = memoryview(struct.pack("<II", GRID_WORKSPACE_BYTES, 0))
     alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)
     alloc.data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + len(params)] = memoryview(params)
     tap = instrument.active()
@@ -559,5 +579,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     fence = stream.submit(limits.launch_commands(context, stream, function)
                           + [C.make(C.Opcode.LAUNCH, descriptor=alloc.base)])
     context.defer_free(stream, fence, alloc)
+    if workspace is not None:
+        context.defer_free(stream, fence, workspace)
     context.reap()
     return grid_id

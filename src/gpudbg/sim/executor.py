@@ -68,8 +68,10 @@ def instruction_budget(gpu) -> int | None:
 
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
-                observer=None) -> LaunchStats:
-    """Run a whole grid to completion, or raise KernelFault."""
+                observer=None, envregs: dict[int, int] | None = None) -> LaunchStats:
+    """Run a whole grid to completion, or raise KernelFault. `envregs`:
+    the %envregN values the driver gives this launch (a cooperative grid's
+    workspace address), zero elsewhere."""
     grid = tuple(int(g) for g in grid)
     block = tuple(int(b) for b in block)
     job = engines.current_job()
@@ -120,6 +122,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         if not placement.default:
                             place(X, placement)
                         X.observer = observer
+                        for k, v in (envregs or {}).items():
+                            X.envregs[k] = int(v)
                         X.tap = tap if tap is not None and tap.observes_execution else None
                         if tap is not None:
                             tap.wave_begin(X)

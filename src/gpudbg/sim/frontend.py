@@ -467,9 +467,13 @@ class Frontend:
         job = current_job()
         if job is not None:
             job.host_tid = d["host_tid"]
-        stats = self.gpu.executor(self.gpu, function, (d["grid_x"], d["grid_y"], d["grid_z"]),
-                                  (d["block_x"], d["block_y"], d["block_z"]), d["shared_bytes"],
-                                  params, d["grid_id"])
+        launch = (self.gpu, function, (d["grid_x"], d["grid_y"], d["grid_z"]),
+                  (d["block_x"], d["block_y"], d["block_z"]), d["shared_bytes"], params, d["grid_id"])
+        ws = d["grid_workspace"]
+        if ws:   # cooperative: grid.sync() finds its workspace in %envreg1:%envreg2
+            stats = self.gpu.executor(*launch, envregs={1: ws >> 32, 2: ws & 0xFFFFFFFF})
+        else:
+            stats = self.gpu.executor(*launch)
         self.gpu.last_launch_stats = stats
 
     @staticmethod

@@ -25,9 +25,9 @@ Executor = Callable[..., Any]
 DEVICE_VA_SIZE = 1 << 39   # 512 GiB of VA per device: 16 devices fit the host-reserved arena below the shared window
 
 
-def _default_executor(*args: Any) -> Any:
+def _default_executor(*args: Any, **kwargs: Any) -> Any:
     from gpudbg.sim.executor import launch_grid
-    return launch_grid(*args)
+    return launch_grid(*args, **kwargs)
 
 
 class SimGPU:

@@ -60,6 +60,7 @@ class AllocationKind(enum.Enum):
     DEVICE_HEAP = "device heap"
     STAGING = "staging"
     LAUNCH = "launch"
+    GRID_WORKSPACE = "grid workspace"   # a cooperative launch's grid.sync() barrier: kernels use it
     RING = "ring"
     SEMAPHORE = "semaphore"
     CODE = "code"
