@@ -47,6 +47,7 @@ class StopReason(enum.Enum):
     EXCEPTION = "exception"
     SUSPENDED = "suspended"       # suspend request, or a launch while suspended
     THREADS_HELD = "threads held"  # every runnable thread is held (interrupted)
+    WATCHPOINT = "watchpoint"     # lanes touched watched device memory (debug/watch.py)
 
 
 class GridStatus(enum.IntEnum):

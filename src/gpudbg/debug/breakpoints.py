@@ -61,8 +61,12 @@ class BreakpointTable:
         self._ids = itertools.count(1)
         self.by_id: dict[int, Breakpoint] = {}
 
+    def next_id(self) -> int:
+        """The next number (watchpoints take theirs here too: one numbering)."""
+        return next(self._ids)
+
     def add(self, kind: str, **fields: Any) -> Breakpoint:
-        bp = Breakpoint(next(self._ids), kind, **fields)
+        bp = Breakpoint(self.next_id(), kind, **fields)
         self.by_id[bp.id] = bp
         return bp
 

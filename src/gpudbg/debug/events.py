@@ -64,6 +64,7 @@ class Event:
     exception: CUDBGException | None = None
     message: str = ""
     report: Any = None
+    watch_hits: tuple = ()            # debug.watch.WatchHit of a WATCHPOINT stop
     time: float = field(default_factory=time.time)
     _acked: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 

@@ -6,10 +6,11 @@ once. Upward, it turns what the backend reports (module loads, launches,
 stops, faults) into queued Events and re-resolves breakpoints on every
 module load; downward, every query and control call is checked and passed
 to the backend in device coordinates. It keeps only debugger state:
-breakpoints, the event queue, launch-notification mode, per-device memory
-for UPDATE device-info answers, and cached DebugInfo per program. Source
-stepping (step_line/finish) is built here from warp single-steps and the
-line table, so every backend that can single-step gets it.
+breakpoints, watchpoints (debug/watchpoints.py), the event queue,
+launch-notification mode, per-device memory for UPDATE device-info
+answers, and cached DebugInfo per program. Source stepping
+(step_line/finish) is built here from warp single-steps and the line
+table, so every backend that can single-step gets it.
 
 `Session.attach()` is in-process attach to this program's simulated
 devices; attaching to another process is a different backend behind the
@@ -31,6 +32,7 @@ from gpudbg.debug.breakpoints import Breakpoint, BreakpointTable, Condition, mat
 from gpudbg.debug.device_info import DeviceInfoBuilder
 from gpudbg.debug.events import Event, EventKind, EventQueue, LaunchNotify
 from gpudbg.debug import registers, source_steps
+from gpudbg.debug.watchpoints import WatchpointsMixin
 
 STOP_WAIT_S = 30.0
 
@@ -63,7 +65,7 @@ def _wrap(fn):
     return call
 
 
-class Session:
+class Session(WatchpointsMixin):
     def __init__(self, backend: DebugBackend):
         self.backend = backend
         self.events = EventQueue()
@@ -126,6 +128,9 @@ class Session:
         self.backend = self._sim_backend()
         self.backend.set_listener(self)
         self._resolve()
+        for w in [w for w in self.watchpoints() if w.grid_id is not None]:
+            self._watch_table().pop(w.id, None)     # their grids are gone with the process
+        self._push_watchpoints()
 
     def detach(self) -> None:
         if not self.attached:
@@ -134,6 +139,8 @@ class Session:
         for bp in self.table.all():
             self.table.remove(bp)
         self._push_breakpoints()
+        self._watch_table().clear()
+        self._push_watchpoints()
         self.events.release_all()
         if hasattr(self.backend, "detach"):
             self.backend.detach()
@@ -205,6 +212,7 @@ class Session:
         self.events.emit(EventKind.KERNEL_READY, dev=dev, grid=grid, context_id=grid.context_id)
 
     def kernel_finished(self, dev: int, grid: GridView) -> None:
+        self._watch_grid_ended(dev, grid.grid_id)
         self.events.emit(EventKind.KERNEL_FINISHED, dev=dev, grid=grid, context_id=grid.context_id)
 
     def breakpoint_filter(self, dev: int, address: int, lanes: LaneCoords) -> np.ndarray:
@@ -231,7 +239,8 @@ class Session:
             breakpoints=tuple(bp.id for bp in hit), warps=tuple(tuple(w) for w in info.get("warps", ())),
             lanes=tuple(tuple(x) for x in info.get("lanes", ())),
             exception=report.kind if report is not None and report.hang is None else None,
-            message=report.format() if report is not None else "", report=report)
+            message=report.format() if report is not None else "", report=report,
+            watch_hits=tuple(info.get("watch_hits", ())))
 
     def resumed(self, dev: int) -> None:
         pass

@@ -18,7 +18,7 @@ from gpudbg.debug.backend import (
     BackendError, DeviceProperties, GridStatus, GridView, MemoryRegion, MemorySpace, RegionKind,
     RegisterValue, WarpView,
 )
-from gpudbg.sim import debug_port, debug_stepping, debug_views
+from gpudbg.sim import debug_port, debug_stepping, debug_views, debug_watch
 from gpudbg.sim.debug_port import DevicePort, PortError, WaveRun
 
 
@@ -33,6 +33,7 @@ class SimBackend:
         self._ports: dict[int, DevicePort] = {}
         self._lock = threading.Lock()
         self._breakpoints: dict[int, set[int]] = {}
+        self._watches: dict[int, Any] = {}
 
     # ------------------------------------------------------------ lifecycle
     def set_listener(self, listener: Any) -> None:
@@ -44,6 +45,7 @@ class SimBackend:
     def detach(self) -> None:
         for port in list(self._ports.values()):
             port.set_breakpoints(set())
+            port.set_watches(None)
             with port.cv:
                 for run in port.runs.values():
                     run.held[:] = False
@@ -59,6 +61,7 @@ class SimBackend:
                 if p is None or p.gpu is not gpu:
                     p = DevicePort(self, gpu, int(getattr(gpu, "ordinal", 0)))
                     p.breakpoints = set(self._breakpoints.get(p.dev, set()))
+                    p.watches = self._watches.get(p.dev)
                     self._ports[id(gpu)] = p
         return p
 
@@ -267,6 +270,15 @@ class SimBackend:
         p = self._port(dev)
         if p is not None:
             p.set_breakpoints(addresses)
+
+    def set_watchpoints(self, dev: int, watches: tuple) -> None:
+        """The enabled watches (debug.watch.DeviceWatch) of device `dev`;
+        none gives the port its plain leaders back."""
+        ws = debug_watch.WatchSet(watches) if watches else None
+        self._watches[dev] = ws
+        p = self._port(dev)
+        if p is not None:
+            p.set_watches(ws)
 
     def _call(self, dev: int, fn, need_stopped: bool = True, run: WaveRun | None = None):
         p = self._port(dev)

@@ -27,7 +27,9 @@ program's leader array with the breakpoints added), so the threads reaching
 a breakpoint stop there with the rest of their warp's state exact; and a
 fault stops the device before the launch fails. A thread at a breakpoint
 pc that has been reported (or filtered out by a condition) steps past it
-when resumed. Without a debugger attached none of this runs (`port_for`
+when resumed. With watchpoints set, memory instructions are steps of
+their own too (sim/debug_watch.py), and a step that touched watched bytes
+stops the device after it ran. Without a debugger attached none of this runs (`port_for`
 answers None) and launches take the undisturbed fast loop.
 
 It does not decide anything: which lanes a breakpoint stops (conditions,
@@ -172,6 +174,7 @@ class DevicePort:
         self.suspend_requested = False
         self.killed = False
         self.breakpoints: set[int] = set()
+        self.watches: Any = None           # debug_watch.WatchSet while watchpoints are set
         self._bp_version = 0
         self._leaders: dict[int, tuple[int, np.ndarray, frozenset]] = {}
         self.broken: set[tuple[int, int]] = set()
@@ -268,6 +271,8 @@ class DevicePort:
         if pcs:
             leader = leader.copy()
             leader[list(pcs)] = True
+        if self.watches is not None:
+            leader = self.watches.split(program, leader)
         self._leaders[key] = (self._bp_version, leader, pcs)
         return leader, pcs
 
@@ -276,8 +281,15 @@ class DevicePort:
             self.breakpoints = set(addresses)
             self._bp_version += 1
 
+    def set_watches(self, watches: Any) -> None:
+        """A debug_watch.WatchSet, or None: no watchpoints (the plain leaders)."""
+        with self.cv:
+            self.watches = watches
+            self._bp_version += 1
+
     # ------------------------------------------------------------ the debugged loop
     def run_wave(self, X: Any) -> None:
+        from gpudbg.sim.debug_watch import watched_step
         from gpudbg.sim.executor import execute_step, next_group
         from gpudbg.sim.spin import SpinBackoff
         code = X.program.code
@@ -311,9 +323,16 @@ class DevicePort:
                 leader, bp_pcs = self.leaders(X.program)
                 if m in bp_pcs and self._breakpoint(run, m, idx):
                     continue
-                execute_step(X, code, leader, m, idx)
+                watches = self.watches
+                if watches is not None and m in watches.pcs(X.program):
+                    hits = watched_step(watches, run, code, leader, m, idx)
+                else:
+                    execute_step(X, code, leader, m, idx)
+                    hits = None
                 if run.reported.any():
                     run.reported[idx if idx is not None else slice(None)] = False
+                if hits:
+                    self._watchpoint(run, hits)
                 if X.thread_instructions > X.budget:
                     fault = KernelFault(X.budget_report(m))
                     fault.wave = X
@@ -377,6 +396,23 @@ class DevicePort:
                           broken=warps):
             run.reported[cand] = False     # another wave stopped first: hit again after the resume
         return True
+
+    def _watchpoint(self, run: WaveRun, hits: list) -> None:
+        """The instruction just run touched watched bytes: stop the lanes
+        the listener keeps (conditions, value changes), with their warps.
+        The access has happened, so when another wave's stop comes first
+        this one waits for its resume and then stops."""
+        listener = self.backend.listener
+        if listener is None:
+            return
+        keep = tuple(listener.watch_filter(self.dev, hits))
+        if not keep:
+            return
+        lanes = sorted({x for h in keep for x in h.lanes})
+        warps = sorted({x[:2] for x in lanes})
+        info = {"address": keep[0].pc, "warps": warps, "lanes": lanes, "watch_hits": keep}
+        while not self._stop(run, "WATCHPOINT", info, broken=warps):
+            self._serve_stopped(run)
 
     def _stop_at_fault(self, run: WaveRun, kf: KernelFault, during_stop: bool = False) -> None:
         X = run.X
