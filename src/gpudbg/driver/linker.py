@@ -176,6 +176,9 @@ class _Renames:
             return replace(o, base=self.operand(o.base, shadow))
         if isinstance(o, ir.Vector):
             return ir.Vector(tuple(self.operand(e, shadow) for e in o.elements))
+        if isinstance(o, ir.ImageOperand):
+            return ir.ImageOperand(self.operand(o.handle, shadow), self.operand(o.sampler, shadow),
+                                   self.operand(o.coords, shadow))
         if isinstance(o, ir.Negated):
             return ir.Negated(self.operand(o.operand, shadow))
         if isinstance(o, ir.PredicatePair):

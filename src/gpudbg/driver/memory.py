@@ -34,9 +34,9 @@ from gpudbg.sim.memory.spaces import Allocation, AllocationKind, InvalidFree, Ou
 
 USER_KINDS = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.HOST_PINNED,
                         AllocationKind.HOST_REGISTERED, AllocationKind.MANAGED,
-                        AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST})
+                        AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST, AllocationKind.ARRAY})
 DEVICE_SIDE = frozenset({AllocationKind.DEVICE, AllocationKind.PITCHED, AllocationKind.MANAGED,
-                         AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST})
+                         AllocationKind.MODULE_GLOBAL, AllocationKind.MODULE_CONST, AllocationKind.ARRAY})
 HOST_SIDE = frozenset({AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED,
                        AllocationKind.MANAGED})
 PAGE_LOCKED = frozenset({AllocationKind.HOST_PINNED, AllocationKind.HOST_REGISTERED})

@@ -88,6 +88,25 @@ def _side(ptr: Any, pos: Any, array: Any, extent: Any, role: str) -> tuple[Any, 
     return offset_operand(ptr.ptr, z * slice_pitch + y * pitch + x), T.Layout(pitch, slice_pitch)
 
 
+def _array_sides(p: Any, region: T.Region) -> tuple[Any, T.Layout, Any, T.Layout, T.Region]:
+    """A 3D copy with an array on either side: the extent and the array
+    positions count elements (cudaMemcpy3D), the pitched side bytes."""
+    from gpudbg.driver import arrays
+    es = 0
+    sides = {}
+    for role in ("src", "dst"):
+        arr = getattr(p, f"{role}Array")
+        if arr is not None:
+            addr, lay, es = arrays.side_3d(arr, getattr(p, f"{role}Pos"), p.extent, role)
+            sides[role] = (addr, lay)
+    bytes_extent = T.Region(region.width * es, region.height, region.depth)
+    for role in ("src", "dst"):
+        if role not in sides:
+            ptr = getattr(p, f"{role}Ptr")
+            sides[role] = _side(ptr, getattr(p, f"{role}Pos"), None, bytes_extent, role)
+    return (*sides["src"], *sides["dst"], bytes_extent)
+
+
 def _extent(e: Any) -> T.Region:
     e = _struct(e, "cudaExtent", "extent")
     return T.Region(_n("extent.width", e.width), _n("extent.height", e.height), _n("extent.depth", e.depth))
@@ -98,8 +117,11 @@ def copy_3d(ctx: Any, p: Any, stream: Any, is_async: bool, peer: bool = False) -
     srcDevice and dstDevice are cudaMemcpy3DPeerParms)."""
     _struct(p, "cudaMemcpy3DParms", "pCopy")
     region = _extent(p.extent)
-    src, slay = _side(p.srcPtr, p.srcPos, p.srcArray, p.extent, "src")
-    dst, dlay = _side(p.dstPtr, p.dstPos, p.dstArray, p.extent, "dst")
+    if p.srcArray is not None or p.dstArray is not None:
+        src, slay, dst, dlay, region = _array_sides(p, region)
+    else:
+        src, slay = _side(p.srcPtr, p.srcPos, p.srcArray, p.extent, "src")
+        dst, dlay = _side(p.dstPtr, p.dstPos, p.dstArray, p.extent, "dst")
     if hasattr(p, "srcDevice") and hasattr(p, "dstDevice"):
         contexts = {ctx, _on_device(ctx, src, p.srcDevice, "src"), _on_device(ctx, dst, p.dstDevice, "dst")}
         kind = 3

@@ -88,6 +88,18 @@ class Address:
 
 
 @dataclass(frozen=True)
+class ImageOperand:
+    """A texture/surface operand: `[tex, {x, y}]`, `[tex, sampler, {x, y}]`
+    (independent mode) or `[surf, x]`. `handle` (and `sampler`) is a 64-bit
+    object register or a `.texref`/`.samplerref`/`.surfref` symbol; `coords`
+    a Vector or one scalar operand."""
+
+    handle: "Register | Symbol"
+    sampler: "Register | Symbol | None"
+    coords: "Operand"
+
+
+@dataclass(frozen=True)
 class Vector:
     """A vector operand `{%f1, %f2, _, %f4}`."""
 
@@ -141,6 +153,7 @@ Operand = Union[
     Immediate,
     Symbol,
     Address,
+    ImageOperand,
     Vector,
     Sink,
     Negated,

@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple
 
 from . import ir
 from .lexer import Cursor, Tok, Token
-from .literals import const_unary, is_number_start, number
+from .literals import WARP_SZ, const_unary, is_number_start, number
 
 _MAX_DEPTH = 32
 
@@ -147,7 +147,7 @@ class OperandParser:
         if kind is Tok.REG:
             cur.next()
             return self._register(tok)
-        if kind is Tok.WORD:
+        if kind is Tok.WORD and not (tok.text == WARP_SZ and not labels):
             return self._name(labels)
         if kind is Tok.PUNCT:
             text = tok.text
@@ -218,7 +218,7 @@ class OperandParser:
             value = const_unary(cur)
             total += value if tok.text == "+" else -value
 
-    def _address(self) -> ir.Address:
+    def _address(self) -> "ir.Address | ir.ImageOperand":
         cur = self.cur
         cur.next()  # '['
         tok = cur.peek()
@@ -241,9 +241,27 @@ class OperandParser:
         else:
             cur.fail("expected a register, symbol or address inside '[ ]'")
         if cur.at(","):
-            cur.fail("texture/surface operands [a, {...}] are not supported")
+            return self._image_rest(base, offset)
         cur.expect("]", "after memory operand")
         return ir.Address(base, offset)
+
+    def _image_rest(self, handle: "ir.Register | ir.Symbol | None", offset: int) -> ir.ImageOperand:
+        """The rest of `[handle, {coords}]` or `[tex, sampler, {coords}]`."""
+        cur = self.cur
+        if handle is None or offset:
+            cur.fail("a texture/surface operand starts with a handle register or a .texref/.surfref name")
+        parts: list[ir.Operand] = []
+        while cur.accept(","):
+            parts.append(self.operand(False, 1))
+        cur.expect("]", "after texture/surface operand")
+        if len(parts) > 2:
+            cur.fail("a texture/surface operand has a handle, an optional sampler and coordinates")
+        sampler = None
+        if len(parts) == 2:
+            if not isinstance(parts[0], (ir.Register, ir.Symbol)):
+                cur.fail("the sampler of a texture operand must be a register or a .samplerref name")
+            sampler = parts[0]
+        return ir.ImageOperand(handle, sampler, parts[-1])
 
     def _vector(self, labels: bool, depth: int) -> ir.Vector:
         cur = self.cur
@@ -272,6 +290,10 @@ def rename_operand(op: ir.Operand, reg: RegRenamer, sym: SymRenamer) -> ir.Opera
         if op.base is None:
             return op
         return ir.Address(rename_operand(op.base, reg, sym), op.offset)  # type: ignore[arg-type]
+    if isinstance(op, ir.ImageOperand):
+        return ir.ImageOperand(rename_operand(op.handle, reg, sym),  # type: ignore[arg-type]
+                               None if op.sampler is None else rename_operand(op.sampler, reg, sym),  # type: ignore[arg-type]
+                               rename_operand(op.coords, reg, sym))
     if isinstance(op, ir.Vector):
         return ir.Vector(tuple(rename_operand(e, reg, sym) for e in op.elements))
     if isinstance(op, ir.Negated):

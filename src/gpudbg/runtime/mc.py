@@ -16,6 +16,7 @@ seed; this module is their single public namespace.
 from __future__ import annotations
 
 from gpudbg.runtime.api.allocation import *  # noqa: F401,F403
+from gpudbg.runtime.api.arrays import *  # noqa: F401,F403
 from gpudbg.runtime.api.copies import *  # noqa: F401,F403
 from gpudbg.runtime.api.device import *  # noqa: F401,F403
 from gpudbg.runtime.api.events import *  # noqa: F401,F403
@@ -27,6 +28,8 @@ from gpudbg.runtime.api.modules import *  # noqa: F401,F403
 from gpudbg.runtime.api.occupancy import *  # noqa: F401,F403
 from gpudbg.runtime.exec_types import *  # noqa: F401,F403  (limits, flags, func attributes, launch params)
 from gpudbg.runtime.api.streams import *  # noqa: F401,F403
+from gpudbg.runtime.api.textures import *  # noqa: F401,F403
+from gpudbg.runtime.texture_types import *  # noqa: F401,F403  (channel/resource/texture descs)
 from gpudbg.runtime.api.stream_memory import *  # noqa: F401,F403
 from gpudbg.runtime.api.graphs import *  # noqa: F401,F403  (gpudbg extensions: capture's graphs)
 from gpudbg.runtime.stream_types import *  # noqa: F401,F403  (capture, stream attributes, memory op flags)

@@ -232,6 +232,8 @@ def _symbols_in(operands):
             yield o.base.name
         elif isinstance(o, ir.Vector):
             yield from _symbols_in(o.elements)
+        elif isinstance(o, ir.ImageOperand):
+            yield from _symbols_in((o.handle, o.sampler, o.coords))
 
 
 def _register_estimate(program: Program, reach: set[str]) -> int:

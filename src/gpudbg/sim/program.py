@@ -387,7 +387,7 @@ def _unsupported(inst: ir.Instruction, f: ir.Function, why: str) -> str:
 
 def _source_operands(inst: ir.Instruction):
     ops = inst.operands
-    if inst.opcode in ("st", "red", "bar", "barrier", "bra", "call", "prefetch", "cp") or not ops:
+    if inst.opcode in ("st", "red", "bar", "barrier", "bra", "call", "prefetch", "cp", "sust", "sured") or not ops:
         if inst.opcode == "bar" and "red" in inst.modifiers:
             return ops[1:]
         return ops
@@ -400,7 +400,8 @@ def _source_operands(inst: ir.Instruction):
 
 def _dest_operands(inst: ir.Instruction):
     ops = inst.operands
-    if not ops or inst.opcode in ("st", "red", "bra", "call", "prefetch", "cp", "brx", "ret", "exit", "trap"):
+    if not ops or inst.opcode in ("st", "red", "bra", "call", "prefetch", "cp", "brx", "ret", "exit", "trap",
+                                  "sust", "sured"):
         return ()
     if inst.opcode in ("bar", "barrier"):
         return ops[:1] if "red" in inst.modifiers else ()
@@ -414,6 +415,9 @@ def _registers_in(o):
         yield o.base.name
     elif isinstance(o, ir.Vector):
         for e in o.elements:
+            yield from _registers_in(e)
+    elif isinstance(o, ir.ImageOperand):
+        for e in (o.handle, o.sampler, o.coords):
             yield from _registers_in(e)
     elif isinstance(o, ir.Negated):
         yield from _registers_in(o.operand)

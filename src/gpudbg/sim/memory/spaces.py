@@ -65,6 +65,7 @@ class AllocationKind(enum.Enum):
     SEMAPHORE = "semaphore"
     CODE = "code"
     RESERVED = "reserved"  # a VA reservation without backing
+    ARRAY = "CUDA array"  # texel storage of a CUDA (mipmapped) array (sim/texture)
 
 
 # The driver's own memory (launch descriptors and parameter copies, command

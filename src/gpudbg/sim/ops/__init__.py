@@ -5,8 +5,12 @@ from gpudbg.sim.ops import (  # noqa: F401  (imported for registration)
     compare,
     control,
     logic,
+    matrix_moves,
     memory_ops,
     moves,
+    surface,
+    tensor,
+    texture,
     warp,
 )
 from gpudbg.sim.ops.base import registry  # noqa: F401
