@@ -7,8 +7,10 @@ program sees too, as typed exceptions.
 """
 from gpudbg.api.device import Device, Stream, synchronize
 from gpudbg.api.errors import DEVICE_FAULT_CODES, GPUError, KernelFaultError
+from gpudbg.api.events import Event
+from gpudbg.api.interop import asarray, from_dlpack
 from gpudbg.api.memory import DeviceArray, device_array, to_device, zeros
 from gpudbg.api.module import Kernel, Module
 
-__all__ = ["Device", "Stream", "synchronize", "GPUError", "KernelFaultError", "DEVICE_FAULT_CODES",
-           "DeviceArray", "device_array", "to_device", "zeros", "Kernel", "Module"]
+__all__ = ["Device", "Stream", "Event", "synchronize", "GPUError", "KernelFaultError", "DEVICE_FAULT_CODES",
+           "DeviceArray", "device_array", "to_device", "zeros", "asarray", "from_dlpack", "Kernel", "Module"]

@@ -145,6 +145,17 @@ class Device:
         return f"<gpudbg.Device {self.ordinal}: {self.name}>"
 
 
+def stream_handle(stream: Any) -> Any:
+    """The mcStream_t for a `stream=` argument: a gpudbg.Stream, None or 0
+    (the default stream), or 1/2 (the legacy and per-thread default streams,
+    as the CUDA Array Interface and CUstream number them)."""
+    if stream is None or (isinstance(stream, int) and not isinstance(stream, bool) and stream in (0, 1, 2)):
+        return stream
+    if isinstance(stream, Stream):
+        return stream._live()
+    raise TypeError(f"stream must be a gpudbg.Stream, 0, 1, 2 or None, not {stream!r}")
+
+
 def synchronize() -> None:
     """Wait for all work of the current device (mcDeviceSynchronize)."""
     Device.current().synchronize()
@@ -182,6 +193,15 @@ class Stream:
             from gpudbg.api.errors import error_for
             raise error_for(mcError_t(err), "mcStreamQuery")
         return True
+
+    def wait_event(self, event: Any) -> None:
+        """Later work of this stream waits (on the device) for `event`."""
+        event.wait(self)
+
+    def record(self, event: Any = None) -> Any:
+        """Record `event` (a new gpudbg.Event if None) here and return it."""
+        from gpudbg.api.events import Event
+        return (event if event is not None else Event()).record(self)
 
     def destroy(self) -> None:
         if self.destroyed or self._token is not generation(self.device):

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gpudbg.api.device import Stream, current_ordinal, generation, on_device
+from gpudbg.api import arguments
+from gpudbg.api.device import Stream, current_ordinal, generation, on_device, stream_handle
 from gpudbg.api.errors import GPUError, call
 from gpudbg.api.memory import DeviceArray
 from gpudbg.runtime import mc
@@ -38,25 +39,13 @@ def dim3(name: str, value: Any) -> tuple[int, int, int]:
 
 
 def kernel_argument(kernel: str, index: int, value: Any) -> Any:
-    """The value mcModuleLaunchKernel receives for one Python argument."""
-    if isinstance(value, DeviceArray):
-        return value.ptr
-    if isinstance(value, np.ndarray):
-        if value.ndim == 0:
-            return value[()]
-        raise TypeError(f"{kernel}: argument {index} is a host numpy array {value.shape} "
-                        f"{value.dtype}; copy it to the device with gpudbg.to_device()")
-    if isinstance(value, (bool, np.bool_)):
-        return int(value)
-    return value
+    """The value mcModuleLaunchKernel receives for one Python argument
+    (without the kernel's parameter sizes; see arguments.py)."""
+    return arguments.convert(kernel, index, value)
 
 
 def _stream_handle(stream: Any) -> Any:
-    if stream is None or isinstance(stream, int):
-        return stream
-    if isinstance(stream, Stream):
-        return stream._live()
-    raise TypeError(f"stream must be a gpudbg.Stream, 0 or None, not {type(stream).__name__}")
+    return stream_handle(stream)
 
 
 class Kernel:
@@ -78,10 +67,13 @@ class Kernel:
             raise TypeError(f"shared_mem must be an int number of bytes, not {shared_mem!r}")
         if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
             raise TypeError(f"args must be a sequence of kernel arguments, not {type(args).__name__}")
-        params = [kernel_argument(self.name, i, a) for i, a in enumerate(args)]
+        params = arguments.convert_all(self.name, self.handle, args)
         with on_device(self.module.device):
             call(mc.mcModuleLaunchKernel, self.handle, *g, *b, int(shared_mem),
                  _stream_handle(stream), params, None)
+        for a in args:
+            if isinstance(a, DeviceArray):
+                a._last_stream = stream     # its producer stream, for __cuda_array_interface__
 
     def __getitem__(self, config: Any) -> "_Configured":
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -106,8 +98,12 @@ class _Configured:
         self.kernel, self.grid, self.block = kernel, grid, block
         self.stream, self.shared_mem = stream, shared_mem
 
-    def __call__(self, *args: Any) -> None:
-        self.kernel.launch(self.grid, self.block, args, self.shared_mem, self.stream)
+    def __call__(self, *args: Any, stream: Any = None) -> None:
+        if stream is not None and self.stream is not None:
+            raise TypeError(f"{self.kernel.name}: the stream is given twice (in [grid, block, stream] "
+                            f"and as stream=)")
+        self.kernel.launch(self.grid, self.block, args, self.shared_mem,
+                           self.stream if stream is None else stream)
 
 
 class Module:
@@ -122,6 +118,9 @@ class Module:
         self._token = generation(self.device)
         self.unloaded = False
         self._kernels: dict[str, Kernel] = {}
+        from gpudbg.compiler import lowered_names
+        # name expression -> mangled name, from gpudbg.compile(..., name_expressions=[...])
+        self.lowered: dict[str, str] = lowered_names(ptx) if ptx else {}
 
     @classmethod
     def from_ptx(cls, ptx: str | bytes, name: str = "<ptx>", source: str | None = None) -> "Module":
@@ -143,16 +142,25 @@ class Module:
             raise ValueError(f"module {self.name} belongs to a device context that was reset")
 
     def get_function(self, name: str) -> Kernel:
-        """The kernel `name`; GPUError(mcErrorNotFound) if there is none."""
+        """The kernel `name` (a name expression given to gpudbg.compile, such
+        as "foo<float>", or the symbol's own name); GPUError(mcErrorNotFound)
+        if there is none."""
         if not isinstance(name, str):
             raise TypeError(f"kernel name must be a str, not {type(name).__name__}")
         self._check_live()
         k = self._kernels.get(name)
         if k is None:
+            symbol = self.lowered.get(name, name)
+            if symbol == name and "<" in name and self.lowered:
+                known = ", ".join(sorted(self.lowered))
+                raise GPUError(mcError_t.mcErrorNotFound, f"module {self.name} has no kernel {name!r}; "
+                                                          f"its name expressions are: {known}")
             with on_device(self.device):
-                handle = call(mc.mcModuleGetFunction, self.handle, name)
+                handle = call(mc.mcModuleGetFunction, self.handle, symbol)
             k = self._kernels[name] = Kernel(self, name, handle)
         return k
+
+    get_kernel = get_function
 
     def __getitem__(self, name: str) -> Kernel:
         return self.get_function(name)
