@@ -1,0 +1,97 @@
+"""The arithmetic of the matrix multiply-accumulate instructions (mma.sync,
+wmma.mma) on whole warps' matrices: D = A x B + C, one (M, K) x (K, N)
+product per warp, vectorised over warps.
+
+The model, which is what the tests' numpy reference computes too:
+- Element decoding: .f16 and .bf16 widen exactly; .tf32 operands are the
+  32-bit registers with their low 13 mantissa bits ignored (truncation, as
+  the A100 tensor cores do; programs convert with cvt.rna.tf32.f32 first
+  when they want rounding); .s8/.u8 are exact integers.
+- Floating multiplicands with an .f32 (or .f16) accumulator: every product
+  a[i,k]*b[k,j] is exact (at most 11x11 significand bits, computed in f64),
+  and the sum runs in k order from C, each step rounded to f32 to nearest
+  even: d = RN_f32(d + a[i,k]*b[k,j]) for k = 0..K-1. An .f16 C is widened
+  exactly first; an .f16 D is the f32 result rounded to f16 (RN) once, at
+  the end (not per step). Subnormals are kept (no flush).
+- .f64: d = fma(a[i,k], b[k,j], d) in k order, each step one IEEE rounding
+  (.rn by default, or the instruction's .rz/.rm/.rp).
+- Integers: the exact sum of C and the products (int64, cannot overflow for
+  the shapes here), then wrapped to 32 bits, or with .satfinite clamped to
+  [-2^31, 2^31-1].
+
+What it deliberately does not model: the hardware's multi-term fused adder
+with its own alignment/truncation (real results can differ from this model
+in the last bit of f32 results), nor the .satfinite of the deprecated
+floating wmma forms.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpudbg.sim.arith.floating import fma as fma_rounded
+from gpudbg.sim.arith.rounding import round_sum2
+
+_BITS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def decode(bits: np.ndarray, elem: str) -> np.ndarray:
+    """Raw element bits (unsigned ints of the element's width) -> values:
+    float64 for floating types, int64 for integers."""
+    if elem == "f16":
+        return bits.astype(np.uint16).view(np.float16).astype(np.float64)
+    if elem == "bf16":
+        return (bits.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)
+    if elem == "tf32":
+        return (bits.astype(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32).astype(np.float64)
+    if elem == "f32":
+        return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    if elem == "f64":
+        return bits.astype(np.uint64).view(np.float64)
+    if elem == "s8":
+        return bits.astype(np.uint8).view(np.int8).astype(np.int64)
+    if elem == "u8":
+        return bits.astype(np.uint8).astype(np.int64)
+    if elem == "s32":
+        return bits.astype(np.uint32).view(np.int32).astype(np.int64)
+    raise ValueError(f"no arithmetic for .{elem} elements")
+
+
+def encode(values: np.ndarray, elem: str) -> np.ndarray:
+    """Result values (already of the element's precision) -> raw bits."""
+    if elem == "f16":
+        return np.asarray(values, np.float64).astype(np.float16).view(np.uint16)
+    if elem == "f32":
+        return np.asarray(values).astype(np.float32).view(np.uint32)
+    if elem == "f64":
+        return np.asarray(values, np.float64).view(np.uint64)
+    if elem == "s32":
+        return np.asarray(values).astype(np.int64).astype(np.uint32)
+    raise ValueError(f"no result encoding for .{elem}")
+
+
+def multiply_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, atype: str, dtype: str,
+                        satfinite: bool = False, rnd: str = "rn") -> np.ndarray:
+    """D = A x B + C for stacks of matrices a (W, M, K), b (W, K, N), c
+    (W, M, N) of decoded values; returns D's values in dtype's precision
+    (float64/int64 arrays), per the model in the module docstring."""
+    kdim = a.shape[2]
+    if atype in ("s8", "u8"):
+        d = c.astype(np.int64) + np.einsum("wmk,wkn->wmn", a.astype(np.int64), b.astype(np.int64))
+        if satfinite:
+            return np.clip(d, -(1 << 31), (1 << 31) - 1)
+        return ((d + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    if atype == "f64":
+        d = c.astype(np.float64)
+        for k in range(kdim):
+            d = fma_rounded(a[:, :, k, None], b[:, None, k, :], d, rnd)
+        return d
+    with np.errstate(all="ignore"):
+        d = c.astype(np.float32)
+        for k in range(kdim):
+            p = a[:, :, k, None] * b[:, None, k, :]   # exact in f64
+            fin = np.isfinite(p) & np.isfinite(d)
+            s = round_sum2(np.where(fin, p, 0.0), np.where(fin, d, 0.0), np.float32, "rn")
+            d = np.where(fin, s, (p + d.astype(np.float64)).astype(np.float32)).astype(np.float32)
+        if dtype == "f16":
+            return d.astype(np.float16).astype(np.float64)
+        return d.astype(np.float64)
