@@ -38,6 +38,8 @@ def register(dbg: Any) -> None:
     add(Command("enable", lambda rest: _each(dbg, rest, "enable"), "enable breakpoints", aliases=("en",)))
     add(Command("condition", lambda rest: _condition(dbg, rest),
                 "condition N [COND]: stop at breakpoint N only where COND holds (none: always)"))
+    from . import watchpoints
+    watchpoints.register(dbg)
 
 
 def truth(value: Any) -> bool:
@@ -201,9 +203,13 @@ def _each(dbg: Any, rest: str, action: str) -> None:
     words = rest.split()
     if words and words[0] in ("breakpoints", "br", "b"):
         rest = " ".join(words[1:])
-    ids = _ids(rest) if rest.strip() else [b.id for b in _user_breakpoints(dbg)]
+    from . import watchpoints
+    ids = _ids(rest) if rest.strip() else [b.id for b in _user_breakpoints(dbg)] + \
+        [w.id for w in watchpoints.user_watchpoints(dbg)]
     known = {b.id for b in _user_breakpoints(dbg)}
     for i in ids:
+        if i not in known and watchpoints.apply(dbg, i, action):
+            continue
         if i not in known:
             print(f"No breakpoint number {i}.")
             continue
@@ -220,7 +226,8 @@ def _condition(dbg: Any, rest: str) -> None:
     if not words or not words[0].isdigit():
         raise CommandError("Argument required (breakpoint number).")
     i = int(words[0])
-    bp = next((b for b in _user_breakpoints(dbg) if b.id == i), None)
+    from . import watchpoints
+    bp = next((b for b in _user_breakpoints(dbg) if b.id == i), None) or watchpoints.find(dbg, i)
     if bp is None:
         raise CommandError(f"No breakpoint number {i}.")
     if len(words) == 1:
@@ -234,8 +241,9 @@ def _condition(dbg: Any, rest: str) -> None:
 
 
 def info_breakpoints(dbg: Any) -> str:
+    from . import watchpoints
     bps = _user_breakpoints(dbg)
-    if not bps:
+    if not bps and not watchpoints.user_watchpoints(dbg):
         return "No breakpoints or watchpoints."
     lines = ["Num     Type           Disp Enb Address            What"]
     for b in bps:
@@ -255,4 +263,4 @@ def info_breakpoints(dbg: Any) -> str:
             lines.append(f"\tstop only if {cond}")
         if b.hits:
             lines.append(f"\tbreakpoint already hit {b.hits} time{'s' if b.hits != 1 else ''}")
-    return "\n".join(lines)
+    return "\n".join(watchpoints.merged(lines, dbg))

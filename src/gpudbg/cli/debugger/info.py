@@ -26,7 +26,7 @@ from .frames import ptx_kernel_args, safe, source_of
 from .inspection import info_frame_line, info_registers, info_variables
 
 CUDA_TABLES = ("devices", "sms", "warps", "lanes", "kernels", "blocks", "threads", "contexts", "launch")
-INFO_TOPICS = ("cuda", "breakpoints", "registers", "locals", "args", "line", "all-registers")
+INFO_TOPICS = ("cuda", "breakpoints", "registers", "locals", "args", "line", "all-registers", "watchpoints")
 _STATUS = {0: "Invalid", 1: "Pending", 2: "Active", 3: "Sleeping", 4: "Terminated", 5: "Undetermined"}
 
 
@@ -49,6 +49,9 @@ def info(dbg: Any, rest: str) -> str:
         return info_cuda(dbg, tail)
     if topic == "breakpoints":
         return info_breakpoints(dbg)
+    if topic == "watchpoints":
+        from .watchpoints import info_watchpoints
+        return info_watchpoints(dbg)
     if topic in ("registers", "all-registers"):
         return info_registers(dbg, tail)
     if topic == "locals":

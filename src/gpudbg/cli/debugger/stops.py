@@ -71,6 +71,10 @@ def report_stop(dbg: Any, ev: Any) -> None:
     if reason is StopReason.BREAKPOINT:
         _report_breakpoint(dbg, ev)
         return
+    if reason is StopReason.WATCHPOINT:
+        from .watchpoints import report_watch
+        report_watch(dbg, ev)
+        return
     print()
     if reason is StopReason.SUSPENDED:
         print(f"{thread(dbg)} received signal SIGINT, Interrupt.")
