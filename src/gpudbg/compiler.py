@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from gpudbg.api.module import Module
 
 __all__ = ["CacheEntryError", "CompileError", "CompilerUnavailableError", "Diagnostic", "compile",
-           "compile_ptx", "cache_dir", "read_cache_entry", "source_line", "DEFAULT_ARCH"]
+           "compile_ptx", "lowered_names", "cache_dir", "read_cache_entry", "source_line", "DEFAULT_ARCH"]
 
 DEFAULT_ARCH = "compute_80"
 PRELUDE_NAME = "__gpudbg_prelude.h"
@@ -223,8 +223,11 @@ def _check(nvrtc, result, what: str) -> None:
         raise CompilerUnavailableError(f"NVRTC {what} failed: {result!r}")
 
 
-def _run_nvrtc(source: str, name: str, opts: Sequence[str], headers: dict[str, str]) -> str:
-    """Compile; return PTX text or raise CompileError with the log.
+def _run_nvrtc(source: str, name: str, opts: Sequence[str], headers: dict[str, str],
+               name_expressions: Sequence[str] = ()) -> str:
+    """Compile; return PTX text or raise CompileError with the log. Each
+    name expression's lowered name (nvrtcGetLoweredName) is appended to the
+    PTX as a comment line, so the disk cache keeps it with the PTX.
 
     Output buffers are bytearrays: NVRTC writes into them, and writing into
     a bytes object would corrupt CPython's shared one-byte bytes singletons."""
@@ -237,6 +240,8 @@ def _run_nvrtc(source: str, name: str, opts: Sequence[str], headers: dict[str, s
         raise CompilerUnavailableError(f"NVRTC could not be used: {e}") from None
     _check(nvrtc, err, "program creation")
     try:
+        for expr in name_expressions:
+            _check(nvrtc, nvrtc.nvrtcAddNameExpression(prog, expr.encode())[0], f"name expression {expr!r}")
         err, = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         res, size = nvrtc.nvrtcGetProgramLogSize(prog)
         _check(nvrtc, res, "log size query")
@@ -251,7 +256,15 @@ def _run_nvrtc(source: str, name: str, opts: Sequence[str], headers: dict[str, s
         _check(nvrtc, res, "PTX size query")
         buf = bytearray(size)
         _check(nvrtc, nvrtc.nvrtcGetPTX(prog, buf)[0], "PTX query")
-        return bytes(buf).rstrip(b"\x00").decode()
+        ptx = bytes(buf).rstrip(b"\x00").decode()
+        for expr in name_expressions:
+            res, lowered = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
+            if res != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+                raise CompileError(f"{name}: name expression {expr!r} names no __global__ function or "
+                                   f"__device__/__constant__ variable of the program ({res.name})",
+                                   log, name, opts)
+            ptx += f"\n// gpudbg lowered-name {lowered.decode()} {expr}"
+        return ptx + ("\n" if name_expressions else "")
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
 
@@ -384,26 +397,47 @@ def _cache_write(key: str, ptx: str) -> None:
 
 # ------------------------------------------------------------------ public
 def compile_ptx(source: str, options: str | Iterable[str] = (), name: str = "kernel.cu", *,
-                line_info: bool = True, cache: bool = True) -> str:
+                line_info: bool = True, cache: bool = True, name_expressions: Iterable[str] = ()) -> str:
     """CUDA C++ source to PTX text (see the module docstring for the prelude
-    and the cache). Raises CompileError carrying NVRTC's log."""
+    and the cache). Raises CompileError carrying NVRTC's log. Name
+    expressions (`"foo<float>"`, `"&bar"`) instantiate templates; their
+    lowered names travel in the PTX (lowered_names())."""
+    exprs = _name_expressions(name_expressions)
     if not isinstance(source, str):
         raise TypeError(f"source must be CUDA C++ text (str), not {type(source).__name__}")
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be a non-empty file name, got {name!r}")
     opts = effective_options(options, line_info)
     cache = cache and cacheable(source, _normalize_options(options))
-    key = _cache_key(source, name, opts) if cache else ""
+    key = _cache_key(source, name, [*opts, *(f"--name-expression={e}" for e in exprs)]) if cache else ""
     if cache:
         hit = _cache_read(key)
         if hit is not None:
             return hit
     headers = {PRELUDE_NAME: prelude_for(source)}
     headers.update({h: f'#include "{PRELUDE_NAME}"\n' for h in _STD_HEADERS})
-    ptx = _relative_file_directives(_run_nvrtc(source, name, opts, headers), name)
+    ptx = _relative_file_directives(_run_nvrtc(source, name, opts, headers, exprs), name)
     if cache:
         _cache_write(key, ptx)
     return ptx
+
+
+def _name_expressions(exprs: Iterable[str]) -> list[str]:
+    if isinstance(exprs, str):
+        raise TypeError("name_expressions must be a list of strings, not one string")
+    out = list(exprs)
+    for e in out:
+        if not isinstance(e, str) or not e.strip() or "\n" in e:
+            raise ValueError(f"every name expression must be a one-line, non-empty str, got {e!r}")
+    return out
+
+
+_LOWERED = re.compile(r"^// gpudbg lowered-name (\S+) (.+)$", re.M)
+
+
+def lowered_names(ptx: str) -> dict[str, str]:
+    """{name expression: mangled name} recorded by compile_ptx."""
+    return {m[2]: m[1] for m in _LOWERED.finditer(ptx)}
 
 
 # Sources compiled in this process, by file name, so a fault report can quote
@@ -424,10 +458,12 @@ def source_line(file: str, line: int) -> str | None:
 
 
 def compile(source: str, options: str | Iterable[str] = (), name: str = "kernel.cu", *,
-            line_info: bool = True, cache: bool = True) -> "Module":
-    """Compile CUDA C++ and load it on the current device (mcModuleLoadData)."""
+            line_info: bool = True, cache: bool = True, name_expressions: Iterable[str] = ()) -> "Module":
+    """Compile CUDA C++ and load it on the current device (mcModuleLoadData).
+    `name_expressions` instantiate templates: `mod["foo<float>"]` is then
+    the instantiation (NVRTC's lowered name)."""
     from gpudbg.api.module import Module
 
-    ptx = compile_ptx(source, options, name, line_info=line_info, cache=cache)
+    ptx = compile_ptx(source, options, name, line_info=line_info, cache=cache, name_expressions=name_expressions)
     _SOURCES[name] = source
     return Module.from_ptx(ptx, name=name, source=source)
