@@ -124,15 +124,24 @@ def _apply(cur: Cursor, tok: Token, op: str, a: int, b: int) -> int:
     return _check(cur, tok, result)
 
 
+# PTX's one predefined identifier: a constant (the warp size), usable wherever
+# an integer constant is, e.g. `mov.u32 %r1, WARP_SZ;` from nvcc's warpSize
+WARP_SZ = "WARP_SZ"
+WARP_SIZE = 32
+
+
 def const_unary(cur: Cursor, depth: int = 0) -> int:
-    """A unary constant: an integer literal with prefix `-`, `~`, `!`, or a
-    parenthesized expression."""
+    """A unary constant: an integer literal or WARP_SZ with prefix `-`, `~`,
+    `!`, or a parenthesized expression."""
     if depth > _MAX_DEPTH:
         cur.fail("constant expression nested too deeply")
     tok = cur.peek()
     if tok.kind is Tok.INT:
         cur.next()
         return int_literal(cur, tok)
+    if tok.kind is Tok.WORD and tok.text == WARP_SZ:
+        cur.next()
+        return WARP_SIZE
     if tok.kind is Tok.PUNCT and tok.text in "-~!":
         cur.next()
         value = const_unary(cur, depth + 1)
@@ -171,7 +180,7 @@ def number(cur: Cursor) -> int | float | ir.Immediate:
 
 def is_number_start(cur: Cursor) -> bool:
     tok = cur.peek()
-    if tok.kind in (Tok.INT, Tok.FLOAT, Tok.HEXFLOAT):
+    if tok.kind in (Tok.INT, Tok.FLOAT, Tok.HEXFLOAT) or (tok.kind is Tok.WORD and tok.text == WARP_SZ):
         return True
     return tok.kind is Tok.PUNCT and tok.text in "-~!(" and cur.peek(1).kind in (
         Tok.INT, Tok.FLOAT, Tok.HEXFLOAT, Tok.PUNCT)
