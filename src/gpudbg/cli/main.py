@@ -21,6 +21,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "debug": ("gpudbg.cli.debug", "debug a host program's kernels, cuda-gdb style: "
                                   "`debug [--batch] [-ex CMD]... PROGRAM [args]`"),
     "core": ("gpudbg.cli.core", "open a GPU coredump in the debugger: `core FILE`"),
+    "dap": ("gpudbg.cli.dap", "serve the Debug Adapter Protocol (VS Code): `dap` on stdio, "
+                              "`dap --port N` on 127.0.0.1 with a token"),
 }
 
 

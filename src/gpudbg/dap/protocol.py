@@ -1,0 +1,119 @@
+"""What gpudbg says in the Debug Adapter Protocol, as data: the
+capabilities it announces, one exception-breakpoint filter per CUDA
+exception kind, the stop reasons, and the three message shapes.
+
+The one idea: everything a client can learn about the adapter before
+talking to the device is in these tables, so the `initialize` response,
+the tests and the VS Code extension's documentation read the same
+source. Names follow the DAP specification's spelling exactly
+(`supportsConditionalBreakpoints`, reason `"breakpoint"`, ...); the
+exception filter ids are the CUDBGException_t names of seed 000.
+"""
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+from typing import Any
+
+from gpudbg.sim.faults import EXCEPTION_TITLES, CUDBGException
+
+ADAPTER_ID = "gpudbg"
+TOKEN_ENV = "GPUDBG_DAP_TOKEN"     # the TCP server's token, when not given with --token
+
+
+class StopReason(str, enum.Enum):
+    """The `reason` of a DAP `stopped` event (specification spelling)."""
+
+    BREAKPOINT = "breakpoint"
+    FUNCTION_BREAKPOINT = "function breakpoint"
+    STEP = "step"
+    EXCEPTION = "exception"
+    PAUSE = "pause"
+    ENTRY = "entry"
+
+
+def exception_filters() -> list[dict[str, Any]]:
+    """One filter per CUDA exception kind a lane or warp can raise (every
+    CUDBGException_t value but NONE and UNKNOWN); all on by default, as
+    cuda-gdb always stops on a device exception."""
+    out = []
+    for kind in CUDBGException:
+        if kind in (CUDBGException.CUDBG_EXCEPTION_NONE, CUDBGException.CUDBG_EXCEPTION_UNKNOWN):
+            continue
+        title = EXCEPTION_TITLES.get(kind) or kind.name[len("CUDBG_EXCEPTION_"):].replace("_", " ").title()
+        out.append({"filter": kind.name, "label": title, "default": True,
+                    "description": f"Stop when a kernel raises {kind.name} ({int(kind)})"})
+    return out
+
+
+FILTER_KINDS: dict[str, CUDBGException] = {f["filter"]: CUDBGException[f["filter"]] for f in exception_filters()}
+
+CAPABILITIES: dict[str, Any] = {
+    "supportsConfigurationDoneRequest": True,
+    "supportsFunctionBreakpoints": True,
+    "supportsConditionalBreakpoints": True,
+    "supportsHitConditionalBreakpoints": True,
+    "supportsLogPoints": True,
+    "supportsEvaluateForHovers": True,
+    "supportsSetVariable": True,
+    "supportsSetExpression": False,
+    "supportsTerminateRequest": True,
+    "supportTerminateDebuggee": True,
+    "supportsReadMemoryRequest": True,
+    "supportsWriteMemoryRequest": True,
+    "supportsDisassembleRequest": True,
+    "supportsSteppingGranularity": True,
+    "supportsInstructionBreakpoints": False,
+    "supportsExceptionInfoRequest": True,
+    "supportsValueFormattingOptions": True,
+    "supportsSingleThreadExecutionRequests": False,
+    "supportsRestartRequest": False,
+    "supportsStepBack": False,
+    "supportsDataBreakpoints": False,
+    "supportsCompletionsRequest": False,
+    "supportsModulesRequest": False,
+    "supportsDelayedStackTraceLoading": True,
+    "exceptionBreakpointFilters": exception_filters(),
+}
+
+
+class DapError(Exception):
+    """A request that fails: the response says `message` (and `error.format`
+    the client may show); `show` asks the client to show it to the user."""
+
+    def __init__(self, message: str, show: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.show = show
+
+
+class Sequencer:
+    """The adapter's `seq` numbers, one series across threads."""
+
+    def __init__(self) -> None:
+        self._next = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def __call__(self) -> int:
+        with self._lock:
+            return next(self._next)
+
+
+def response(seq: int, request: dict[str, Any], body: dict[str, Any] | None = None,
+             error: str | None = None, show: bool = False) -> dict[str, Any]:
+    msg: dict[str, Any] = {"seq": seq, "type": "response", "request_seq": request.get("seq", 0),
+                           "command": request.get("command", ""), "success": error is None}
+    if error is not None:
+        msg["message"] = error
+        msg["body"] = {"error": {"id": 1, "format": error, "showUser": show}}
+    elif body is not None:
+        msg["body"] = body
+    return msg
+
+
+def event(seq: int, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"seq": seq, "type": "event", "event": name}
+    if body is not None:
+        msg["body"] = body
+    return msg
