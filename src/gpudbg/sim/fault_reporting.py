@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpudbg.sim.faults import FAULTING_LANES_KEPT, CUDBGException, FaultReport, HangKind
+from gpudbg.sim.mbarrier import MBAR_WAIT
 from gpudbg.sim.state import PARKED
 
 
@@ -79,6 +80,11 @@ class FaultReporting:
     def deadlock_report(self) -> FaultReport:
         parked = np.flatnonzero(self.sched == PARKED)
         slot = int(parked[0])
+        if self.async_unit is not None and int(self.bar_wait[slot]) == MBAR_WAIT:
+            r = self._report(CUDBGException.CUDBG_EXCEPTION_NONE,
+                             self.async_unit.deadlock_report_message(self, slot), int(self.park_pc[slot]) - 1, slot)
+            r.hang = HangKind.BARRIER_DEADLOCK
+            return r
         b = int(self.layout.block_of[slot])
         in_block = parked[self.layout.block_of[parked] == b]
         bid = int(self.bar_wait[slot])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpudbg.sim import launch_limits
+from gpudbg.sim import launch_limits, reserved_smem
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
@@ -65,7 +65,7 @@ class LaunchResources:
     @classmethod
     def for_launch(cls, gpu, plan: WavePlan, function, shared_bytes: int, local_size: int) -> "LaunchResources":
         key = (id(function.program), function.name, plan.largest_wave, plan.slots_per_block,
-               function.static_shared + int(shared_bytes), local_size)
+               reserved_smem.segment_bytes(function, gpu.model, shared_bytes), local_size)
         cached = getattr(gpu, "_launch_resources", None)
         if cached is not None and cached[0] == key and cached[2] is function.program:
             return cached[1]
@@ -75,7 +75,7 @@ class LaunchResources:
         if problem is not None:
             raise LaunchOutOfResources(f"out of memory: {problem}")
         try:
-            res = cls(plan, function, shared_bytes, local_size)
+            res = cls(plan, function, shared_bytes, local_size, gpu.model)
         except (MemoryError, ValueError) as e:
             nslots = plan.largest_wave * plan.slots_per_block
             raise LaunchOutOfResources(
@@ -85,10 +85,11 @@ class LaunchResources:
         gpu._launch_resources = (key, res, function.program)
         return res
 
-    def __init__(self, plan: WavePlan, function, shared_bytes: int, local_size: int):
+    def __init__(self, plan: WavePlan, function, shared_bytes: int, local_size: int, model=None):
         nb = plan.largest_wave
         nmax = nb * plan.slots_per_block
-        shared = function.static_shared + int(shared_bytes)
+        shared = reserved_smem.segment_bytes(function, model, shared_bytes) if model is not None \
+            else function.static_shared + int(shared_bytes)
         self.smem = SegmentedMemory(Space.SHARED, max(nb, 1), max(shared, 1))
         self.smem.set_uniform_limit(shared)
         self.lmem = SegmentedMemory(Space.LOCAL, max(nmax, 1), max(local_size, 1))
@@ -181,7 +182,10 @@ class WaveExecution(FaultReporting):
         const = res.constants(gpu, function)
         self.kparam_offsets = const.param_offsets
         self.dynamic_shared = int(shared_bytes)
-        self.shared_per_block = function.static_shared + int(shared_bytes)
+        # the block's shared segment: its shared memory, and the reserved
+        # region (sim/reserved_smem.py) when the kernel names it
+        self.shared_per_block = reserved_smem.segment_bytes(function, gpu.model, shared_bytes)
+        self.reserved_smem = reserved_smem.region(function, gpu.model, shared_bytes)
         self.shared_symbols = function.shared_layout
         self.envregs = [0] * 32
         self.on_brkpt = None
@@ -233,6 +237,7 @@ class WaveExecution(FaultReporting):
         # the wave's first barrier arrival makes them its own
         self.bar_arrivals = self.bar_expected = self.bar_redsum = res.no_barriers(nb)
         self._bars_own = False
+        self.async_unit = None   # copies in flight and mbarrier waiters (sim/async_copy.py), on first use
         self.gmem = gpu.memory
         self.smem = res.smem
         self.local_size = const.local_size
@@ -315,6 +320,8 @@ class WaveExecution(FaultReporting):
 
     # ------------------------------------------------------------ exits
     def exit_threads(self, idx) -> None:
+        if self.async_unit is not None:     # the exiting threads' copies land first
+            self.async_unit.threads_exit(self, self.all_slots if idx is None else idx)
         if idx is None:
             self.sched.fill(EXITED)
             self.block_live[:] = 0
@@ -485,6 +492,8 @@ class WaveExecution(FaultReporting):
 
     def release_barriers(self, final: bool = False) -> bool:
         released_any = False
+        if final and self.async_unit is not None and self.async_unit.flush_stalled(self):
+            return True     # copies in flight landed: they may have completed an mbarrier phase
         if not self._bars_own:      # no arrival yet in this wave
             return False
         for bid in np.flatnonzero(self.bar_arrivals.any(axis=0)):

@@ -2,10 +2,12 @@
 op builder (see base.py for the registry and the operand model)."""
 from gpudbg.sim.ops import (  # noqa: F401  (imported for registration)
     arithmetic,
+    async_copy,
     compare,
     control,
     logic,
     matrix_moves,
+    mbarrier_ops,
     memory_ops,
     moves,
     surface,

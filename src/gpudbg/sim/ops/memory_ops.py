@@ -1,5 +1,6 @@
-"""Memory instructions: ld, ldu, st, atom, red, cp.async, cvta, isspacep,
-prefetch.
+"""Memory instructions: ld, ldu, st, atom, red, cvta, isspacep, and the
+cache hints (prefetch, applypriority, discard, createpolicy); cp.async is in
+async_copy.py.
 
 An instruction's state space picks the memory object that checks and
 serves it: global and const go to the device address space, shared to the
@@ -297,51 +298,6 @@ def build_red(inst, tc) -> Built:
         mem.atomic(X, idx, opname, vals, dtype, None, want_old=False)
     return Built(run, info={"space": space, "access": "atomic",
                             "memory": ((mem, AccessType.ATOMIC, dtype.itemsize),)})
-
-
-@op("cp")
-def build_cp(inst, tc) -> Built:
-    m = Mods(inst)
-    if not m.flag("async"):
-        raise UnsupportedInstruction("only cp.async is supported")
-    if m.take("commit_group") or m.take("wait_group") or m.take("wait_all"):
-        m.finish()
-        return Built(lambda X, idx: None)
-    if m.take("bulk"):
-        raise UnsupportedInstruction("cp.async.bulk (TMA) is not supported")
-    dst_space = m.take("shared") or "shared"
-    src_space = m.take("global") or "global"
-    m.take("shared::cta")
-    m.take("L2::128B", "L2::256B", "L2::64B")
-    m.finish()
-    dst = _Space(tc, dst_space, inst.operands[0])
-    src = _Space(tc, src_space, inst.operands[1])
-    size_op = inst.operands[2]
-    if not isinstance(size_op, ir.Immediate) or size_op.value not in (4, 8, 16):
-        raise UnsupportedInstruction("cp.async copy size must be 4, 8 or 16")
-    words = int(size_op.value) // 4
-    src_size = tc.reader(inst.operands[3], PTX_TYPES["u32"]) if len(inst.operands) > 3 and not isinstance(inst.operands[3], ir.Address) and isinstance(inst.operands[3], (ir.Register, ir.Immediate)) else None
-    u32 = np.dtype(np.uint32)
-
-    def run(X, idx):
-        # the copy completes eagerly: a correct program only reads the
-        # destination after cp.async.wait_group, so this is indistinguishable
-        n = _count(X, idx)
-        if src_size is None:
-            v = src.load(X, idx, u32, words).reshape(n, words)
-        else:
-            ss = _as_lanes(src_size(X, idx), n, u32)
-            v = np.zeros((n, words), dtype=u32)
-            full = ss >= words * 4
-            if full.any():
-                sub = np.flatnonzero(full) if idx is None else idx[full]
-                v[full] = src.load(X, sub, u32, words).reshape(-1, words)
-            partial = (~full) & (ss > 0)
-            if partial.any():
-                raise UnsupportedInstruction("cp.async with a partial src-size is not supported")
-        dst.store(X, idx, v if words > 1 else v[:, 0], u32, words)
-    return Built(run, info={"space": "shared", "access": "write",
-                            "memory": ((src, AccessType.READ, 4 * words), (dst, AccessType.WRITE, 4 * words))})
 
 
 @op("cvta")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpudbg.ptx import ir
+from gpudbg.sim import reserved_smem
 from gpudbg.sim.ops.base import UnsupportedInstruction
 
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -85,7 +86,21 @@ def special_reader(tc, sreg: ir.SpecialRegister):
     if name == "%dynamic_smem_size":
         return lambda X, idx: np.uint32(X.dynamic_shared)
     if name == "%total_smem_size":
-        return lambda X, idx: np.uint32(X.shared_per_block)
+        # static + dynamic shared memory of the block (what the launch gave it)
+        return lambda X, idx: np.uint32(reserved_smem.user_shared(X.function, X.dynamic_shared))
+    if name == "%aggr_smem_size":
+        # the same plus the system's reserved shared memory, which hardware
+        # sets aside for every block whether or not the kernel names it
+        return lambda X, idx: np.uint32(reserved_smem.user_shared(X.function, X.dynamic_shared)
+                                        + X.model.reserved_shared_per_block)
+    if name.startswith("%reserved_smem_offset_"):
+        which = name[len("%reserved_smem_offset_"):]
+        if which not in ("begin", "end", "cap") and which not in {
+                str(k) for k in range(reserved_smem.OFFSET_REGISTERS)}:
+            raise UnsupportedInstruction(f"special register {name} does not exist (the ISA defines "
+                                         "%reserved_smem_offset_begin, _end, _cap, _0 and _1)")
+        reserved_smem.mark_used(tc.program)
+        return lambda X, idx: np.uint32(reserved_smem.offset_register(*X.reserved_smem, which))
     if name.startswith("%pm"):
         return lambda X, idx: np.uint32(0)
     if name in ("%is_explicit_cluster",):

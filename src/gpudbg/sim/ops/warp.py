@@ -194,16 +194,98 @@ def build_match(inst, tc) -> Built:
     return Built(run, info=_sync_info(inst, tc, 2))
 
 
+# the forms the ISA defines: integer ops on .u32/.s32, bitwise on .b32, and
+# (sm_100a) .min/.max on .f32 with the optional .abs and .NaN qualifiers
+_REDUX_TYPES = {"add": ("u32", "s32"), "min": ("u32", "s32", "f32"), "max": ("u32", "s32", "f32"),
+                "and": ("b32",), "or": ("b32",), "xor": ("b32",)}
+
+
+_NEG_ZERO_KEY = -1e-300   # below +0.0 and above every negative float32
+
+
+def _redux_float(d, a, opname: str, absolute: bool, nan: bool):
+    """redux.sync.min/max.f32: without .NaN a NaN input is ignored (the
+    result is NaN only when every input is), with .NaN any NaN input makes
+    the result the canonical NaN; .abs reduces the magnitudes. -0.0 orders
+    below +0.0 as in min/max.f32."""
+    pick = np.minimum if opname == "min" else np.maximum
+    canonical = np.array(0x7FFFFFFF, dtype=np.uint32).view(np.float32)[()]
+
+    def run(X, idx):
+        s = _slots(X, idx)
+        v = np.broadcast_to(np.asarray(a(X, idx)), s.shape).astype(np.float32)
+        if absolute:
+            v = np.abs(v)
+        w = s >> 5
+        nw = X.n // WARP
+        isnan = np.isnan(v)
+        # order -0.0 below +0.0: compare (value, sign) by nudging through the bits
+        key = np.where(np.signbit(v) & (v == 0), _NEG_ZERO_KEY, v.astype(np.float64))
+        fill = np.inf if opname == "min" else -np.inf
+        acc = np.full(nw, fill, dtype=np.float64)
+        pick.at(acc, w[~isnan], key[~isnan])
+        seen = np.bincount(w[~isnan], minlength=nw) > 0
+        anynan = np.bincount(w[isnan], minlength=nw) > 0
+        r = np.where(acc == _NEG_ZERO_KEY, -0.0, acc).astype(np.float32)
+        r = np.where(seen, r, canonical)
+        if nan:
+            r = np.where(anynan, canonical, r)
+        d(X, idx, r[w].astype(np.float32))
+    return run
+
+
+@op("elect")
+def build_elect(inst, tc) -> Built:
+    """elect.sync d|p, membermask: the active lane with the lowest lane id
+    among the threads of membermask is the leader; every executing thread
+    gets its lane id in d and p true in the leader only."""
+    m = Mods(inst)
+    if not m.flag("sync"):
+        raise UnsupportedInstruction("elect needs .sync")
+    m.finish()
+    dest = inst.operands[0]
+    if not isinstance(dest, ir.PredicatePair):
+        raise UnsupportedInstruction("elect.sync takes a destination pair d|p")
+    d = tc.writer(dest.first)
+    p = tc.writer(dest.second)
+    mask = tc.reader(inst.operands[1], U32)
+
+    def run(X, idx):
+        s = _slots(X, idx)
+        lanes = (s & 31).astype(np.uint64)
+        member = (np.broadcast_to(np.asarray(mask(X, idx)).astype(np.uint64), s.shape) >> lanes) & np.uint64(1)
+        w = s >> 5
+        nw = X.n // WARP
+        lowest = np.full(nw, 32, dtype=np.int64)
+        inside = member.astype(bool)
+        np.minimum.at(lowest, w[inside], (s & 31)[inside].astype(np.int64))
+        leader = lowest[w]
+        d(X, idx, np.where(leader < 32, leader, 0).astype(np.uint32))
+        p(X, idx, (s & 31) == leader)
+    return Built(run, info=_sync_info(inst, tc, 1))
+
+
 @op("redux")
 def build_redux(inst, tc) -> Built:
     m = Mods(inst)
     m.flag("sync")
     opname = m.take("add", "min", "max", "and", "or", "xor")
+    absolute = m.flag("abs")
+    nan = m.flag("NaN")
     t = m.one_type()
     m.finish()
+    if opname is None:
+        raise UnsupportedInstruction("redux.sync needs an operation (.add .min .max .and .or .xor)")
+    if t.name not in _REDUX_TYPES[opname]:
+        raise UnsupportedInstruction(f"redux.sync.{opname} takes "
+                                     + " or ".join("." + n for n in _REDUX_TYPES[opname]) + f", not .{t.name}")
+    if (absolute or nan) and t.name != "f32":
+        raise UnsupportedInstruction(".abs and .NaN apply to redux.sync.min/max.f32 only")
     d = tc.writer(inst.operands[0])
     a = tc.reader(inst.operands[1], t)
     dt = t.dtype
+    if dt.kind == "f":
+        return Built(_redux_float(d, a, opname, absolute, nan), info=_sync_info(inst, tc, 2))
     ufunc = {"min": np.minimum, "max": np.maximum, "and": np.bitwise_and,
              "or": np.bitwise_or, "xor": np.bitwise_xor}.get(opname)
     init = {"min": np.iinfo(dt).max if dt.kind in "ui" else None,
