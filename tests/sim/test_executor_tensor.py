@@ -243,3 +243,20 @@ def test_ldmatrix_aligned_offset_reads_the_next_rows():
     M = Ms[8:72].reshape(8, 8)               # shifted by one row of 8 elements
     exp = [int(M[l >> 2, 2 * (l % 4)]) | int(M[l >> 2, 2 * (l % 4) + 1]) << 16 for l in range(32)]
     assert r[1].tolist() == exp
+
+
+SM90 = ("-arch=compute_90",)
+
+
+@pytest.mark.parametrize("trans", [0, 1], ids=["plain", "trans"])
+def test_stmatrix_x4_sm90(trans):
+    rs = np.random.RandomState(12)
+    mats = rs.randint(0, 2**16, (4, 8, 8)).astype(np.uint16)
+    frag = np.zeros((4, 32), np.uint32)
+    for i in range(4):
+        M = mats[i].T if trans else mats[i]
+        for lane in range(32):
+            g, t = lane >> 2, lane % 4
+            frag[i, lane] = int(M[g, 2 * t]) | int(M[g, 2 * t + 1]) << 16
+    r = run(kernel_ptx("tensor90", SM90), "stmatrix_x4", (1,), (32,), [frag.ravel(), Out(256, np.uint16), trans])
+    assert np.array_equal(r[1].reshape(4, 8, 8), mats)

@@ -78,7 +78,7 @@ OPTIMIZED = (ARCH,)
 DEBUG = (ARCH, "-G")
 LINEINFO = (ARCH, "-lineinfo")
 # the builds each test module uses, which are the fixtures worth keeping
-VARIANTS = {"faults": [LINEINFO, DEBUG]}
+VARIANTS = {"faults": [LINEINFO, DEBUG], "tensor90": [("-arch=compute_90",)]}
 DEFAULT_VARIANTS = [OPTIMIZED, DEBUG]
 
 
