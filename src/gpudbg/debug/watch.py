@@ -73,6 +73,7 @@ class WatchHit:
     old: bytes
     new: bytes
     coords: LaneCoords | None = field(default=None, compare=False)
+    addresses: tuple[int, ...] = ()     # per lane of `lanes`: its (first) address, in the watch's space
 
     @property
     def changed(self) -> bool:
@@ -83,10 +84,11 @@ class WatchHit:
         `lanes`) holds: what a condition leaves of it."""
         keep = np.asarray(keep, dtype=bool)
         lanes = tuple(x for x, k in zip(self.lanes, keep) if k)
+        addresses = tuple(x for x, k in zip(self.addresses, keep) if k)
         kept = set(lanes)
         c = self.coords
         if c is not None:
             c = LaneCoords(c.sm[keep], c.wp[keep], c.ln[keep], tuple(a[keep] for a in c.block_idx),
                            tuple(a[keep] for a in c.thread_idx))
-        return replace(self, lanes=lanes, readers=tuple(x for x in self.readers if x in kept),
+        return replace(self, lanes=lanes, addresses=addresses, readers=tuple(x for x in self.readers if x in kept),
                        writers=tuple(x for x in self.writers if x in kept), coords=c)

@@ -67,6 +67,14 @@ class WatchSet:
         return out
 
 
+def touching(addrs: np.ndarray, size: int, start: int, end: int) -> np.ndarray:
+    """Which accesses of `size` bytes at `addrs` (uint64) share a byte with
+    [start, end): compared in uint64 without forming addrs + size, which
+    would wrap for the wild addresses of a faulting lane."""
+    a = np.asarray(addrs, dtype=np.uint64)
+    return (a <= np.uint64(end - 1)) & (a >= np.uint64(max(0, start - size + 1)))
+
+
 def _probes(c: Any):
     b = c.built
     if b is None or b.run is None:
@@ -145,14 +153,13 @@ def watched_step(ws: WatchSet, run: Any, code: list, leader: np.ndarray, pc: int
                     continue
                 if not (reads and w.kind.wants_read() or writes and w.kind.wants_write()):
                     continue
-                a = addrs.astype(np.int64)
-                hit = (a < w.end) & (a + size > w.address)
+                hit = touching(addrs, size, w.address, w.end)
                 if space is Space.SHARED:
                     hit &= X.layout.block_of[slots] == owner
                 elif space is Space.LOCAL:
                     hit &= slots == owner
                 if hit.any():
-                    touched.setdefault(w.id, []).append((slots[hit], a[hit], reads, writes))
+                    touched.setdefault(w.id, []).append((slots[hit], addrs[hit], reads, writes))
     if not touched:
         execute_step(X, code, leader, pc, idx)
         return []
@@ -163,12 +170,15 @@ def watched_step(ws: WatchSet, run: Any, code: list, leader: np.ndarray, pc: int
     L = X.layout
     hits = []
     for i, parts in touched.items():
-        uniq = np.unique(np.concatenate([p[0] for p in parts]))
+        slots = np.concatenate([p[0] for p in parts])
+        uniq, first = np.unique(slots, return_index=True)
+        accessed = np.concatenate([p[1] for p in parts])[first]
 
         def lanes_of(s: np.ndarray) -> tuple:
             return tuple((int(L.sm[x]), int(L.warp[x]), int(L.lane[x])) for x in s)
         readers = np.unique(np.concatenate([p[0] for p in parts if p[2]] or [np.zeros(0, np.int64)]))
         writers = np.unique(np.concatenate([p[0] for p in parts if p[3]] or [np.zeros(0, np.int64)]))
         hits.append(WatchHit(i, address, lanes_of(uniq), lanes_of(readers), lanes_of(writers),
-                             old[i], _read(X, by_id[i], owners[i]), lane_coords(X, uniq)))
+                             old[i], _read(X, by_id[i], owners[i]), lane_coords(X, uniq),
+                             tuple(int(x) for x in accessed)))
     return hits

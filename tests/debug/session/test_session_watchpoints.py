@@ -76,7 +76,7 @@ def test_write_watch_stops_the_writing_lane_with_old_and_new_value(session):
     (hit,) = ev.watch_hits
     assert hit.watch == wp.id and len(ev.lanes) == 1 and hit.lanes == ev.lanes == hit.writers
     assert _thread(session, ev.lanes[0]) == ((1, 0, 0), (5, 0, 0))        # i == 37
-    assert (_int(hit.old), _int(hit.new)) == (0, 75)
+    assert (_int(hit.old), _int(hit.new)) == (0, 75) and hit.addresses == (n_addr,)
     assert session.source_line(0, ev.address) == ("wk.cu", 5)
     # stopped after the store: memory already holds the new value, the warp is broken
     assert _int(session.read_memory(0, MemorySpace.GLOBAL, n_addr, 4)) == 75
@@ -151,7 +151,7 @@ def test_condition_keeps_only_matching_lanes(session):
     session.resume(0)
     ev = stop(session)
     (hit,) = ev.watch_hits
-    assert seen == [32] and len(hit.lanes) == 1 == len(ev.lanes)
+    assert seen == [32] and len(hit.lanes) == 1 == len(ev.lanes) and hit.addresses == (base + 30 * 4,)
     assert _thread(session, ev.lanes[0]) == ((0, 0, 0), (30, 0, 0))
     assert np.frombuffer(hit.new, np.int32).tolist() == [2 * i for i in range(32)]
     session.delete_watchpoint(wp)
