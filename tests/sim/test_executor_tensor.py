@@ -260,3 +260,60 @@ def test_stmatrix_x4_sm90(trans):
             frag[i, lane] = int(M[g, 2 * t]) | int(M[g, 2 * t + 1]) << 16
     r = run(kernel_ptx("tensor90", SM90), "stmatrix_x4", (1,), (32,), [frag.ravel(), Out(256, np.uint16), trans])
     assert np.array_equal(r[1].reshape(4, 8, 8), mats)
+
+
+# ---------------------------------------------------------------- load-time errors
+
+BAD = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry bad(.param .u64 p)
+{{
+    .reg .b32 %r<20>;
+    .reg .f32 %f<20>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    {inst};
+    ret;
+}}
+"""
+
+BAD_CASES = [
+    ("wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4}, [%rd1]",
+     "wmma.load.a destination needs 8 registers, got 4"),
+    ("wmma.load.a.sync.aligned.row.m16n16k8.global.f16 {%r1, %r2, %r3, %r4}, [%rd1]",
+     "wmma .m16n16k8 takes .tf32 multiplicands, not .f16"),
+    ("wmma.load.c.sync.aligned.row.m16n16k16.global.s8 {%r1, %r2}, [%rd1]",
+     "wmma .m16n16k16 accumulators are .f16/.f32/.s32, not .s8"),
+    ("wmma.load.a.sync.aligned.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1]",
+     "needs a matrix (.a/.b/.c/.d), a layout (.row/.col) and a shape"),
+    ("mma.sync.aligned.m16n8k16.row.col.f16.bf16.bf16.f16 {%r1, %r2}, {%r3, %r4, %r5, %r6}, {%r7, %r8}, {%r9, %r10}",
+     "mma.sync with .bf16 multiplicands accumulates in .f32, not .f16/.f16"),
+    ("mma.sync.aligned.m16n8k32.row.col.s32.f16.f16.s32 {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, "
+     "{%r1, %r2, %r3, %r4}", "mma.sync.m16n8k32 takes .s8/.u8 multiplicands, not .f16"),
+    ("mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, "
+     "{%f1, %f2, %f3, %f4}", "mma.sync.m16n8k16 takes .row.col layouts, not .col.row"),
+    ("mma.sync.aligned.m16n8k8.row.col.satfinite.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r5, %r6}, {%r9}, "
+     "{%f1, %f2, %f3, %f4}", ".satfinite is only valid for integer multiplicands"),
+    ("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}, {%r1, %r2}, "
+     "{%r3, %r4}, {%f1, %f2, %f3, %f4, %f5, %f6, %f7, %f8}", "Volta quad-pair layout"),
+    ("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r1, %r2, %r3, %r4}, {%r5, %r6, %r7, %r8}, {%r9, %r10}, "
+     "{%r1, %r2, %r3, %r4}", "mma.sync: unsupported shape"),
+    ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r1, %r2}, [%rd1]", "needs 4 registers for .x4, got 2"),
+    ("ldmatrix.sync.aligned.m8n8.shared.b16 {%r1}, [%rd1]", "ldmatrix needs .x1, .x2 or .x4"),
+    ("movmatrix.sync.aligned.m8n8.b16 %r1, %r2", "movmatrix: only .m8n8.trans is defined"),
+    ("stmatrix.sync.aligned.m8n8.x1.local.b16 [%rd1], {%r1}", "unsupported modifier .local"),
+]
+
+
+@pytest.mark.parametrize("inst,message", BAD_CASES, ids=[c[1][:40] for c in BAD_CASES])
+def test_malformed_tensor_instructions_are_refused_at_load_with_a_reason(inst, message):
+    from gpudbg.ptx import parse
+    from gpudbg.sim.gpu import SimGPU
+    from gpudbg.sim.loader import load_module
+    from gpudbg.sim.program import LoadError
+    with pytest.raises(LoadError) as e:
+        load_module(SimGPU(), parse(BAD.format(inst=inst), "bad.ptx"))
+    assert message in str(e.value)
+    assert "bad.ptx:11" in str(e.value) and "kernel bad" in str(e.value)

@@ -248,11 +248,12 @@ def build_mma(inst, tc) -> Built:
     alay, blay = m.take("row", "col"), m.take("row", "col")
     satfinite = m.flag("satfinite")
     rnd = m.take("rn", "rz", "rm", "rp") or "rn"
+    if shape is None:
+        other = [x for x in m.left if x[:1] == "m" and "n" in x and "k" in x]
+        raise UnsupportedInstruction(f"mma.sync: unsupported shape{' .' + other[0] if other else ''}; the "
+                                     f"simulator executes {', '.join('.' + s for s in F.MMA_SHAPES)}")
     types = [t.name for t in m.types()]
     m.finish()
-    if shape is None:
-        raise UnsupportedInstruction(f"mma.sync: unsupported shape; the simulator executes "
-                                     f"{', '.join('.' + s for s in F.MMA_SHAPES)}")
     if len(types) != 4:
         raise UnsupportedInstruction("mma.sync needs .dtype.atype.btype.ctype")
     dtype, atype, btype, ctype = types
