@@ -408,6 +408,28 @@ class Session(WatchpointsMixin):
         except BackendError as e:
             raise DebugError(e.code, e.message) from None
 
+    def until(self, dev: int, sm: int, wp: int, addresses: Iterable[int] | None = None,
+              any_frame: bool = False) -> None:
+        """gdb's until (no addresses: leave the line without iterating a
+        loop) / until LOCATION / advance LOCATION (any_frame) of one warp."""
+        self._executing()
+        self.warp(dev, sm, wp)
+        try:
+            if addresses is None:
+                source_steps.until_next(self, dev, sm, wp)
+            else:
+                source_steps.run_to(self, dev, sm, wp, {int(a) for a in addresses}, any_frame)
+        except BackendError as e:
+            raise DebugError(e.code, e.message) from None
+
+    def resolve_location(self, kind: str, **fields: Any) -> set[int]:
+        """The code addresses a breakpoint of `kind` ("line", "kernel",
+        "address") would have now, without setting one."""
+        from gpudbg.debug.breakpoints import resolve_one
+        with self._lock:
+            return resolve_one(Breakpoint(0, kind, **fields), self._programs(),
+                               lambda p: self.debug_info(p).lines)
+
     # ------------------------------------------------------------ state
     def devices(self) -> list[DeviceProperties]:
         return [self.backend.device(d) for d in range(self.backend.device_count())]
@@ -503,6 +525,12 @@ class Session(WatchpointsMixin):
         fn = getattr(self.backend, "allocations", None)
         return list(fn(dev)) if fn is not None else []
 
+    def images(self, dev: int = 0) -> list:
+        """The device's live texture/surface objects as (handle, descriptor),
+        by handle; [] for a backend without a texture unit."""
+        fn = getattr(self.backend, "images", None)
+        return list(fn(dev)) if fn is not None else []
+
     @_wrap
     def read_memory(self, dev: int, space: MemorySpace, address: int, size: int,
                     sm: int | None = None, wp: int | None = None, ln: int | None = None) -> bytes:
@@ -544,16 +572,37 @@ class Session(WatchpointsMixin):
         info = prog.function_list[int(prog.function_of_pc[pc])]
         return info.name, address - prog.code_address(info.entry_pc)
 
-    def variables(self, dev: int, sm: int, wp: int, ln: int) -> list[Any]:
-        lv = self.lane(dev, sm, wp, ln)
-        prog = self.program_at(dev, lv.pc)
-        if prog is None:
-            return []
-        return self.debug_info(prog).variables_at(prog.pc_of_address(lv.pc))
+    def variables(self, dev: int, sm: int, wp: int, ln: int, frame: int = 0) -> list[Any]:
+        """Variables visible in frame `frame` of the lane (0: innermost;
+        a caller's at its call instruction)."""
+        if frame == 0:
+            lv = self.lane(dev, sm, wp, ln)
+            prog = self.program_at(dev, lv.pc)
+            if prog is None:
+                return []
+            return self.debug_info(prog).variables_at(prog.pc_of_address(lv.pc))
+        from gpudbg.debug import frame_state
+        fs = frame_state.frame(self, dev, sm, wp, ln, frame)
+        return self.debug_info(fs.program).variables_at(fs.lookup_pc)
 
-    def read_variable(self, dev: int, sm: int, wp: int, ln: int, name: str) -> VariableValue:
+    def read_variable(self, dev: int, sm: int, wp: int, ln: int, name: str, frame: int = 0) -> VariableValue:
         from gpudbg.debug import variables
-        return variables.read(self, dev, sm, wp, ln, name)
+        return variables.read(self, dev, sm, wp, ln, name, frame)
+
+    def frames(self, dev: int, sm: int, wp: int, ln: int) -> list[Any]:
+        """The lane's frames, innermost first (debug/frame_state.py)."""
+        from gpudbg.debug import frame_state
+        return frame_state.chain(self, dev, sm, wp, ln)
+
+    def frame_registers(self, dev: int, sm: int, wp: int, ln: int, frame: int) -> list[RegisterValue]:
+        """Frame `frame`'s registers as that activation has them."""
+        from gpudbg.debug import frame_state
+        return frame_state.registers(self, dev, sm, wp, ln, frame)
+
+    def write_frame_register(self, dev: int, sm: int, wp: int, ln: int, frame: int, name: str,
+                             value: Any) -> None:
+        from gpudbg.debug import frame_state
+        frame_state.write_register(self, dev, sm, wp, ln, frame, name, value)
 
     # ------------------------------------------------------------ batched info, dumps
     def device_info_sizes(self, dev: int):

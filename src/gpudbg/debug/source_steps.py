@@ -5,7 +5,8 @@ The one idea: a source step is a loop of instruction steps of the warp
 with a stop rule over (line, call depth) of its active lanes: `next` stops
 at the first statement start of a different line at the same or a lower
 call depth (calls made on the way run through), `step` also stops at the
-first line inside a called function, and `finish` stops when the depth
+first line of a called function's body (past its prologue, as gdb does, so
+its arguments show the passed values), and `finish` stops when the depth
 drops below where it started. Barriers need nothing special: a warp step
 over bar.sync already lets the rest of the block reach it.
 
@@ -41,8 +42,10 @@ def _line(session: Any, prog: Any, pc: int):
 
 
 def _stopped_at_exception(session: Any, dev: int) -> bool:
+    """Whether the last warp step stopped the device by itself: at an
+    exception, or at a watchpoint it triggered (both reported as stops)."""
     reason = getattr(session.backend, "stop_reason", lambda d: None)(dev)
-    return reason == "EXCEPTION"
+    return reason == "EXCEPTION" or bool(getattr(session.backend, "step_hit_watchpoint", lambda d: False)(dev))
 
 
 def step_line(session: Any, dev: int, sm: int, wp: int, over_calls: bool) -> None:
@@ -69,8 +72,23 @@ def step_line(session: Any, dev: int, sm: int, wp: int, over_calls: bool) -> Non
         lines = session.debug_info(prog).lines
         if depth < depth0:
             return          # returned into the caller
+        if depth > depth0 and _in_prologue(prog, lines, pc):
+            continue        # gdb stops a step into a call after the callee's prologue
         if (e.file, e.line) != origin and lines.is_stmt(pc):
             return
+
+
+def _in_prologue(prog: Any, lines: Any, pc: int) -> bool:
+    """Whether pc is before the body of its function: the parameter loads
+    NVVM attributes to the declaration line, where the arguments' registers
+    do not hold the passed values yet (the first line `break function`
+    would stop at is the end of the prologue)."""
+    info = prog.function_list[int(prog.function_of_pc[pc])]
+    try:
+        body = lines.function_body_pc(info.name)
+    except ValueError:
+        return False
+    return info.entry_pc <= pc < body
 
 
 def finish(session: Any, dev: int, sm: int, wp: int) -> None:
@@ -86,3 +104,57 @@ def finish(session: Any, dev: int, sm: int, wp: int) -> None:
         now = _where(session, dev, sm, wp)
         if now is None or now[2] < depth0:
             return
+
+
+def until_next(session: Any, dev: int, sm: int, wp: int) -> None:
+    """gdb's `until` without argument: `next`, except that a jump back to
+    a lower address in the same frame (a loop's back edge) keeps going, so
+    a loop is left rather than iterated line by line."""
+    start = _where(session, dev, sm, wp)
+    if start is None:
+        return
+    prog, pc0, depth0 = start
+    e0 = _line(session, prog, pc0)
+    origin = (e0.file, e0.line) if e0 is not None else None
+    for _ in range(MAX_STEPS):
+        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
+            return
+        now = _where(session, dev, sm, wp)
+        if now is None:
+            return
+        prog, pc, depth = now
+        if depth > depth0:
+            continue
+        if depth < depth0:
+            return
+        e = _line(session, prog, pc)
+        if e is None:
+            if origin is None:
+                return
+            continue
+        if pc > pc0 and (e.file, e.line) != origin and session.debug_info(prog).lines.is_stmt(pc):
+            return
+
+
+def run_to(session: Any, dev: int, sm: int, wp: int, addresses: set[int], any_frame: bool) -> None:
+    """gdb's `until LOCATION` (any_frame False: the location counts only in
+    the current frame or an outer one) and `advance LOCATION` (any frame):
+    step the warp until its pc is one of `addresses`, or the current frame
+    returns."""
+    start = _where(session, dev, sm, wp)
+    if start is None:
+        return
+    depth0 = start[2]
+    for _ in range(MAX_STEPS):
+        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
+            return
+        now = _where(session, dev, sm, wp)
+        if now is None:
+            return
+        prog, pc, depth = now
+        if depth < depth0:
+            return
+        if prog is not None and pc is not None and prog.code_address(pc) in addresses \
+                and (any_frame or depth <= depth0):
+            return
+    raise BackendError("TIMEOUT", f"the location was not reached within {MAX_STEPS} instructions of the warp")

@@ -21,15 +21,17 @@ _SPACES = {"local": MemorySpace.LOCAL, "param": MemorySpace.PARAM, "global": Mem
            "shared": MemorySpace.SHARED, "const": MemorySpace.CONST, "generic": MemorySpace.GENERIC}
 
 
-def read(session: Any, dev: int, sm: int, wp: int, ln: int, name: str):
+def read(session: Any, dev: int, sm: int, wp: int, ln: int, name: str, frame: int = 0):
+    """`name` as frame `frame` of the lane sees it (0: the innermost; a
+    caller's variables are read at its call, in its own local frame and
+    registers: debug/frame_state.py)."""
+    from gpudbg.debug import frame_state
     from gpudbg.debug.dwarf.model import LocationKind
     from gpudbg.debug.session import DebugError, VariableValue
-    lv = session.lane(dev, sm, wp, ln)
-    prog = session.program_at(dev, lv.pc)
-    if prog is None:
-        raise DebugError("INVALID_ADDRESS", f"no module holds pc 0x{lv.pc:x}")
+    fs = frame_state.frame(session, dev, sm, wp, ln, frame)
+    prog = fs.program
     info = session.debug_info(prog)
-    vv = info.lookup(name, prog.pc_of_address(lv.pc))
+    vv = info.lookup(name, fs.lookup_pc)
     if vv is None:
         raise DebugError("UNKNOWN_SYMBOL", f'No symbol "{name}" in current context.')
     loc = vv.location
@@ -40,7 +42,7 @@ def read(session: Any, dev: int, sm: int, wp: int, ln: int, name: str):
     if loc.kind is LocationKind.VALUE:
         return VariableValue(vv, int(loc.value).to_bytes(8, "little", signed=loc.value < 0)[:size], None, None)
     if loc.kind is LocationKind.REGISTER:
-        value = np.asarray(session.read_register(dev, sm, wp, ln, loc.name))
+        value = np.asarray(frame_state.read_register(session, dev, sm, wp, ln, frame, loc.name))
         raw = value.astype(np.uint8).tobytes() if value.dtype == np.bool_ else value.tobytes()
         return VariableValue(vv, raw[:size].ljust(size, b"\0"), None, None)
     if loc.kind is not LocationKind.MEMORY:
@@ -49,7 +51,7 @@ def read(session: Any, dev: int, sm: int, wp: int, ln: int, name: str):
     if loc.address is not None:
         address = loc.address + loc.offset
     elif space is MemorySpace.LOCAL:
-        address = lv.frame_base + info.frame_offset(loc, lv.function)
+        address = fs.frame_base + info.frame_offset(loc, fs.function)
     elif space is MemorySpace.PARAM and hasattr(session.backend, "param_offset"):
         address = session.backend.param_offset(dev, loc.symbol) + loc.offset
     elif space in (MemorySpace.GLOBAL, MemorySpace.CONST) and loc.symbol in prog.symbols:

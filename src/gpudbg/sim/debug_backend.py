@@ -175,6 +175,15 @@ class SimBackend:
                 out.append(MemoryRegion(a.base, a.size, kind, host))
         return sorted(out, key=lambda r: r.base)
 
+    def images(self, dev: int) -> list[tuple[int, Any]]:
+        """The device's live texture and surface objects: (handle, the
+        texture unit's TextureState/SurfaceState), by handle."""
+        d = self._device(dev)
+        if not d.gpu_started:
+            return []
+        from gpudbg.sim.texture.descriptors import image_table
+        return image_table(d.gpu).items()
+
     def program_of_address(self, dev: int, address: int) -> Any | None:
         for prog in self.programs(dev):
             if prog.pc_of_address(address) is not None:
@@ -189,6 +198,17 @@ class SimBackend:
         p, run = self._need_wave(dev, sm, wp)
         self._need_stopped(p, dev)
         debug_views.write_register(run, run.X, sm, wp, ln, name, value)
+
+    def function_registers(self, dev: int, sm: int, wp: int, ln: int, function: str) -> list[RegisterValue]:
+        """The lane's registers of `function`, a caller's frame (debug/frame_state.py)."""
+        p, run = self._need_wave(dev, sm, wp)
+        return debug_views.registers(run, run.X, sm, wp, ln, function)
+
+    def write_function_register(self, dev: int, sm: int, wp: int, ln: int, function: str, name: str,
+                                value: Any) -> None:
+        p, run = self._need_wave(dev, sm, wp)
+        self._need_stopped(p, dev)
+        debug_views.write_register(run, run.X, sm, wp, ln, name, value, function)
 
     def read_memory(self, dev: int, space: MemorySpace, address: int, size: int,
                     sm: int | None = None, wp: int | None = None, ln: int | None = None) -> bytes:
@@ -270,6 +290,11 @@ class SimBackend:
         p = self._port(dev)
         if p is not None:
             p.set_breakpoints(addresses)
+
+    def step_hit_watchpoint(self, dev: int) -> bool:
+        """Whether the last warp-step request stopped at a watchpoint."""
+        p = self._port(dev)
+        return bool(p is not None and p.step_watch_hit)
 
     def set_watchpoints(self, dev: int, watches: tuple) -> None:
         """The enabled watches (debug.watch.DeviceWatch) of device `dev`;

@@ -121,23 +121,33 @@ def warp_views(port: Any, X: Any, only: tuple[int, int] | None = None) -> list[W
     return out
 
 
-def _function_registers(X: Any, s: int, pcs: np.ndarray | None = None) -> tuple[str, list[int]]:
+def _function_registers(X: Any, s: int, pcs: np.ndarray | None = None,
+                        function: str | None = None) -> tuple[str, list[int]]:
     prog = X.program
+    if function is not None:
+        f = prog.functions.get(function)
+        if f is None:
+            raise BackendError("INVALID_ARGS", f"{function} is not a function of the running program")
+        return f.name, [k for k in prog.registers_of(f.name) if len(X.regs[k])]
     pc = int(pcs[s]) if pcs is not None else int(X.sched[s])
     f = prog.function_list[int(prog.function_of_pc[min(max(pc, 0), max(len(prog.code) - 1, 0))])]
     return f.name, [k for k in prog.registers_of(f.name) if len(X.regs[k])]
 
 
-def registers(port: Any, X: Any, sm: int, wp: int, ln: int) -> list[RegisterValue]:
+def registers(port: Any, X: Any, sm: int, wp: int, ln: int, function: str | None = None) -> list[RegisterValue]:
+    """The lane's registers of the function it is in, or of `function`
+    (a caller's frame: PTX registers are per function, so a caller's
+    stay in place while its callee runs)."""
     s = slot_of(X, sm, wp, ln)
-    _f, ks = _function_registers(X, s, slot_pcs(port, X))
+    _f, ks = _function_registers(X, s, slot_pcs(port, X), function)
     prog = X.program
     return [RegisterValue(prog.reg_names[k][1], X.regs[k].dtype.name, X.regs[k][s]) for k in ks]
 
 
-def write_register(port: Any, X: Any, sm: int, wp: int, ln: int, name: str, value: Any) -> None:
+def write_register(port: Any, X: Any, sm: int, wp: int, ln: int, name: str, value: Any,
+                   function: str | None = None) -> None:
     s = slot_of(X, sm, wp, ln)
-    fname, ks = _function_registers(X, s, slot_pcs(port, X))
+    fname, ks = _function_registers(X, s, slot_pcs(port, X), function)
     want = name if name.startswith("%") else "%" + name
     prog = X.program
     for k in ks:

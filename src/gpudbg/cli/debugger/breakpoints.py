@@ -107,6 +107,12 @@ def _address(dbg: Any, text: str) -> int:
 
 
 def set_breakpoint(dbg: Any, rest: str, temporary: bool) -> None:
+    print(announce(dbg, create_breakpoint(dbg, rest, temporary)))
+
+
+def create_breakpoint(dbg: Any, rest: str, temporary: bool, label: str | None = None) -> Any:
+    """The breakpoint `break`'s argument asks for (rbreak and dprintf make
+    theirs here too); `label` is how listings name it (dprintf)."""
     s = dbg.session
     if not dbg.can_execute:
         raise CommandError("Breakpoints cannot be set in a GPU coredump: the program is not being run.")
@@ -115,31 +121,44 @@ def set_breakpoint(dbg: Any, rest: str, temporary: bool) -> None:
         check_condition(cond_text)
     ref: list[int] = []
     cond = make_condition(dbg, cond_text, ref) if cond_text is not None else None
-    if not location:
-        f = dbg.need_focus()
-        lane = s.warp(f.dev, f.sm, f.wp).lane(f.ln)
-        bp = s.break_at_address(lane.pc, condition=cond, temporary=temporary)
-    elif location.startswith("*"):
-        bp = s.break_at_address(_address(dbg, location[1:].strip()), condition=cond, temporary=temporary)
-    elif re.fullmatch(r".+:\d+", location):
-        file, line = location.rsplit(":", 1)
-        bp = s.break_at_line(file.strip(), int(line), condition=cond, temporary=temporary)
-    elif location.isdigit():
-        file = _current_file(dbg)
-        if file is None:
-            raise CommandError("No default source file; use FILE:LINE.")
-        bp = s.break_at_line(file, int(location), condition=cond, temporary=temporary)
-    elif re.fullmatch(r"[A-Za-z_$][\w$.]*(?:::[A-Za-z_$][\w$.]*)*", location):
-        bp = s.break_at_kernel(ptx_function_name(dbg, location), condition=cond, temporary=temporary)
+    kind, where = location_request(dbg, location)
+    if kind == "address":
+        bp = s.break_at_address(where["address"], condition=cond, temporary=temporary)
+    elif kind == "line":
+        bp = s.break_at_line(where["file"], where["line"], condition=cond, temporary=temporary)
     else:
-        raise CommandError(f'Function "{location}" not defined.')
+        bp = s.break_at_kernel(where["kernel"], condition=cond, temporary=temporary)
     ref.append(bp.id)
     dbg.user_breakpoints[bp.id] = bp
     if cond_text is not None:
         dbg.conditions[bp.id] = cond_text
         if getattr(bp, "condition_text", "missing") is None:
             bp.condition_text = cond_text
-    print(announce(dbg, bp))
+    if label is not None:
+        dbg.breakpoint_labels[bp.id] = label
+    return bp
+
+
+def location_request(dbg: Any, location: str) -> tuple[str, dict]:
+    """gdb's LOCATION (`kernel`, `file:line`, `line`, `*address`, empty: the
+    focus's pc) as (breakpoint kind, its fields)."""
+    s = dbg.session
+    if not location:
+        f = dbg.need_focus()
+        return "address", {"address": s.warp(f.dev, f.sm, f.wp).lane(f.ln).pc}
+    if location.startswith("*"):
+        return "address", {"address": _address(dbg, location[1:].strip())}
+    if re.fullmatch(r".+:\d+", location):
+        file, line = location.rsplit(":", 1)
+        return "line", {"file": file.strip(), "line": int(line)}
+    if location.isdigit():
+        file = _current_file(dbg)
+        if file is None:
+            raise CommandError("No default source file; use FILE:LINE.")
+        return "line", {"file": file, "line": int(location)}
+    if re.fullmatch(r"[A-Za-z_$][\w$.]*(?:::[A-Za-z_$][\w$.]*)*", location):
+        return "kernel", {"kernel": ptx_function_name(dbg, location)}
+    raise CommandError(f'Function "{location}" not defined.')
 
 
 def source_name(linkage: str) -> str:
@@ -169,6 +188,8 @@ def ptx_function_name(dbg: Any, name: str) -> str:
 def announce(dbg: Any, bp: Any) -> str:
     """gdb's `Breakpoint 1 at 0x...: file saxpy.cu, line 5.`"""
     label = "Temporary breakpoint" if bp.temporary else "Breakpoint"
+    if bp.id in getattr(dbg, "breakpoint_labels", {}):
+        label = dbg.breakpoint_labels[bp.id].capitalize()
     if bp.pending:
         return f"{label} {bp.id} ({bp.describe() if hasattr(bp, 'describe') else bp.kernel}) pending."
     address = min(bp.addresses)
@@ -217,6 +238,7 @@ def _each(dbg: Any, rest: str, action: str) -> None:
             s.delete_breakpoint(i)
             dbg.conditions.pop(i, None)
             dbg.user_breakpoints.pop(i, None)
+            dbg.dprintfs.pop(i, None)
         else:
             s.enable_breakpoint(i, action == "enable")
 
@@ -257,7 +279,10 @@ def info_breakpoints(dbg: Any) -> str:
             fn = safe(dbg.session.function_at, 0, a)
             where = source_of(dbg.session, 0, a)
             what = (f"in {source_name(fn[0])} " if fn else "") + (f"at {where[0]}:{where[1]}" if where else "")
-        lines.append(f"{b.id:<7} {'breakpoint':<14} {disp} {enb}   {addr} {what}".rstrip())
+        kind = dbg.breakpoint_labels.get(b.id, "breakpoint")
+        lines.append(f"{b.id:<7} {kind:<14} {disp} {enb}   {addr} {what}".rstrip())
+        if b.id in dbg.dprintfs:
+            lines.append(f"        printf {dbg.dprintfs[b.id]}")
         cond = dbg.conditions.get(b.id)
         if cond:
             lines.append(f"\tstop only if {cond}")

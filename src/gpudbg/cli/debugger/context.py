@@ -9,6 +9,10 @@ Breakpoint conditions use the same context per candidate lane, with the
 logical coordinates taken from the hit's LaneCoords instead of asking
 the device again.
 
+A context may stand in an outer frame of the lane (`up`, `frame N`):
+then names resolve at that frame's call instruction, against its own
+local frame and registers, and `$pc` is its return address.
+
 Every Value it hands out remembers where it came from (memory address
 and space, register, variable) so an assignment in the evaluator comes
 back through write_register / write_memory / write_variable here.
@@ -73,10 +77,12 @@ class LaneContext:
     means the logical coordinates are already known (a condition)."""
 
     def __init__(self, session: Any, dev: int, sm: int, wp: int, ln: int, store: ConvenienceStore,
-                 block: tuple[int, int, int] | None = None, thread: tuple[int, int, int] | None = None):
+                 block: tuple[int, int, int] | None = None, thread: tuple[int, int, int] | None = None,
+                 frame: int = 0):
         self.session = session
         self.dev, self.sm, self.wp, self.ln = int(dev), int(sm), int(wp), int(ln)
         self.store = store
+        self.frame = int(frame)
         self._block, self._thread = block, thread
         self._warp = None
 
@@ -92,9 +98,20 @@ class LaneContext:
     def grid(self):
         return self.session.grid(self.dev, self.warp().grid_id)
 
+    def at_frame(self, frame: int) -> "LaneContext":
+        """The same lane seen from frame `frame`."""
+        return LaneContext(self.session, self.dev, self.sm, self.wp, self.ln, self.store,
+                           self._block, self._thread, frame)
+
+    def _registers(self):
+        if self.frame:
+            return self.session.frame_registers(self.dev, self.sm, self.wp, self.ln, self.frame)
+        return self.session.registers(self.dev, self.sm, self.wp, self.ln)
+
     def _visible(self, name: str):
         try:
-            found = [v for v in self.session.variables(self.dev, self.sm, self.wp, self.ln) if v.name == name]
+            found = [v for v in self.session.variables(self.dev, self.sm, self.wp, self.ln, self.frame)
+                     if v.name == name]
         except _errors():
             return None
         unshadowed = [v for v in found if not getattr(v, "shadowed", False)]
@@ -106,7 +123,7 @@ class LaneContext:
         if visible is None:
             return None
         try:
-            vv = self.session.read_variable(self.dev, self.sm, self.wp, self.ln, name)
+            vv = self.session.read_variable(self.dev, self.sm, self.wp, self.ln, name, self.frame)
         except _errors():
             return None
         var = getattr(vv.variable, "variable", vv.variable)
@@ -118,20 +135,34 @@ class LaneContext:
     def register(self, name: str) -> Value | None:
         name = name.lstrip("$%")
         if name == "pc":
+            if self.frame:
+                try:
+                    pc = self.session.frames(self.dev, self.sm, self.wp, self.ln)[self.frame].pc
+                except (IndexError, *_errors()):
+                    return None
+                return Value.from_int(pc, _func_pointer())
             return Value.from_int(self.lane().pc, _func_pointer())
         if name == "errorpc":
             epc = self.warp().error_pc
             return None if epc is None else Value.from_int(epc, _func_pointer())
         try:
+            from gpudbg.debug import registers as numbering
             m = _R_REGISTER.match(name)
             if m:
-                raw = self.session.read_register_r(self.dev, self.sm, self.wp, self.ln, int(m.group(1)))
+                raw = numbering.read_r(self._registers(), int(m.group(1))) if self.frame else \
+                    self.session.read_register_r(self.dev, self.sm, self.wp, self.ln, int(m.group(1)))
                 return Value.from_int(int(raw), "unsigned int")
             m = _SASS_PRED.match(name)
             if m:
-                raw = self.session.read_predicate(self.dev, self.sm, self.wp, self.ln, int(m.group(1)))
+                raw = numbering.read_p(self._registers(), int(m.group(1))) if self.frame else \
+                    self.session.read_predicate(self.dev, self.sm, self.wp, self.ln, int(m.group(1)))
                 return Value.from_int(int(raw), "unsigned int")
-            x = self.session.read_register(self.dev, self.sm, self.wp, self.ln, "%" + name)
+            if self.frame:
+                from gpudbg.debug import frame_state
+                x = frame_state.read_register(self.session, self.dev, self.sm, self.wp, self.ln, self.frame,
+                                              "%" + name)
+            else:
+                x = self.session.read_register(self.dev, self.sm, self.wp, self.ln, "%" + name)
         except _errors():
             return None
         except (KeyError, ValueError):
@@ -170,10 +201,14 @@ class LaneContext:
         if name in ("pc", "errorpc"):
             raise BackendError("NOT_SUPPORTED", f"${name} cannot be written")
         dtype = self._register_dtype(name)
+        if self.frame:
+            self.session.write_frame_register(self.dev, self.sm, self.wp, self.ln, self.frame, "%" + name,
+                                              _as_dtype(value, dtype))
+            return
         self.session.write_register(self.dev, self.sm, self.wp, self.ln, "%" + name, _as_dtype(value, dtype))
 
     def write_variable(self, name: str, data: bytes) -> None:
-        vv = self.session.read_variable(self.dev, self.sm, self.wp, self.ln, name)
+        vv = self.session.read_variable(self.dev, self.sm, self.wp, self.ln, name, self.frame)
         if vv.address is not None:
             self.write_memory(memory_space(vv.space), int(vv.address), data)
             return
@@ -197,7 +232,7 @@ class LaneContext:
                 for i in range(pc, min(len(program.code), pc + count))]
 
     def _register_dtype(self, name: str) -> np.dtype:
-        for r in self.session.registers(self.dev, self.sm, self.wp, self.ln):
+        for r in self._registers():
             if r.name.lstrip("%") == name:
                 return np.dtype(r.dtype)
         raise BackendError("INVALID_REGISTER", f"Invalid register `{name}'")

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from .apihook import ApiFailure, ApiFailureMode, ApiInterceptor
 from .commands import Command, CommandError, CommandTable
+from .cuda_settings import kernel_event, program_ended, program_starting
 from .context import ConvenienceStore, LaneContext
 from .focus import NO_FOCUS, Focus, LaneSite, make_focus, sites
 from .frames import describe_frame, frames, safe, source_line_text
@@ -58,6 +59,8 @@ class Debugger:
         self.store = ConvenienceStore()
         self.kernels = KernelTable()
         self.focus: Focus | None = None
+        self.frame_level = 0               # the selected frame of the focus (up/down/frame)
+        self.stops = 0                     # stops reported so far (display runs after each new one)
         self.inferior: Any = None
         self.thread_name = THREAD_NAME     # gdb names the host thread after the process (comm)
         self.make_inferior: Callable[[str, list[str]], Any] | None = None   # default: Inferior
@@ -71,6 +74,8 @@ class Debugger:
         self.interceptor = ApiInterceptor(self._on_api_failure, self._on_inferior_thread)
         self.user_breakpoints: dict[int, Any] = {}   # id -> Breakpoint, as set by break/tbreak
         self.conditions: dict[int, str] = {}
+        self.breakpoint_labels: dict[int, str] = {}  # id -> "dprintf" (listings say what a breakpoint is)
+        self.dprintfs: dict[int, str] = {}           # id -> its `"format",args` (printf.py)
         self.condition_device = 0
         self.condition_errors: list[str] = []
         self._page_fault: Any = None
@@ -79,8 +84,8 @@ class Debugger:
         self.table = CommandTable()
         self.quit_requested = False
         self.last_error = False
-        from . import breakpoints, execution, info, inspection
-        for module in (execution, breakpoints, inspection, info):
+        from . import breakpoints, display, execution, frame_commands, info, inspection, printf, rbreak, until
+        for module in (execution, breakpoints, inspection, info, frame_commands, display, printf, until, rbreak):
             module.register(self)
         self.table.add(Command("help", self._help, "show the commands, or one command's help",
                                aliases=("h",)))
@@ -121,10 +126,13 @@ class Debugger:
             if text or not self.last_command:
                 return True
             text = self.last_command
+        stops = self.stops
         try:
             command, rest = self.table.split(text)
             self.last_command = text if command.repeatable else ""
             command.handler(rest)
+            if self.stops != stops and self.focus is not None:
+                self.show_displays()
         except _errors() as e:
             sys.stdout.flush()
             print(getattr(e, "message", None) or str(e), file=sys.stderr)
@@ -162,14 +170,23 @@ class Debugger:
         return self.focus
 
     def context(self, focus: Focus | None = None) -> LaneContext:
+        """The evaluator's view of the focus, in its selected frame (of
+        another lane: frame 0)."""
         f = focus or self.need_focus()
-        return LaneContext(self.session, f.dev, f.sm, f.wp, f.ln, self.store)
+        frame = self.frame_level if f is self.focus else 0
+        return LaneContext(self.session, f.dev, f.sm, f.wp, f.ln, self.store, frame=frame)
+
+    def show_displays(self) -> None:
+        """The `display` expressions, after a stop (display.py)."""
+        from .display import show_all
+        show_all(self)
 
     def set_focus(self, site: LaneSite, announce: bool = True) -> None:
         new = make_focus(site, self.kernel_of)
         changed = self.focus is None or (new.dev, new.sm, new.wp, new.ln, new.grid) != \
             (self.focus.dev, self.focus.sm, self.focus.wp, self.focus.ln, self.focus.grid)
         self.focus = new
+        self.frame_level = 0
         if announce and changed:
             print(new.switching())
 
@@ -223,6 +240,7 @@ class Debugger:
         self.focus = None
         if self.api_mode is not ApiFailureMode.HIDE:
             self.interceptor.install()
+        program_starting(self)
         self.inferior.start()
         self.wait()
 
@@ -250,6 +268,7 @@ class Debugger:
     def wait(self) -> None:
         """Block until the next stop or the program's end, and report it."""
         self._interrupt.clear()
+        self.frame_level = 0
         self._waiting = True
         try:
             self._wait()
@@ -279,6 +298,7 @@ class Debugger:
                 self._drain()
                 self.focus = None
                 self.interceptor.uninstall()
+                program_ended(self)
                 print(self.inferior.exit_message())
                 return
 
@@ -296,14 +316,20 @@ class Debugger:
         try:
             if ev.kind is EventKind.KERNEL_READY and ev.grid is not None:
                 self.kernels.note(ev.grid)
+                kernel_event(self, ev.grid, finished=False)
             elif ev.kind is EventKind.KERNEL_FINISHED and ev.grid is not None:
                 self.kernels.note(ev.grid, finished=True)
+                kernel_event(self, ev.grid, finished=True)
             elif ev.kind is EventKind.PAGE_FAULT:
                 self._page_fault = ev
             elif ev.kind is EventKind.INTERNAL_ERROR:
                 print(f"warning: internal error in the device: {ev.message}", file=sys.stderr)
             elif ev.kind is EventKind.STOPPED:
                 if not report:
+                    safe(s.resume, ev.dev)
+                    return False
+                from .printf import dprintf_only
+                if dprintf_only(self, ev):     # printed; a dprintf does not stop the program
                     safe(s.resume, ev.dev)
                     return False
                 from .stops import report_stop
@@ -363,6 +389,7 @@ class Debugger:
                 break
         self.focus = None
         self.interceptor.uninstall()
+        program_ended(self, leaks=False)
         if not quiet:
             print(inf.exit_message() if inf.finished else
                   f"[Inferior {inf.number} (process {inf.pid}) killed; its thread did not end "

@@ -1,5 +1,5 @@
 """Execution commands: run, continue, kill, quit, step, next, stepi,
-nexti, finish, and the `set cuda` execution settings.
+nexti, finish (`set cuda` settings: cuda_settings.py).
 
 The one idea: stepping is always the focused warp's (cuda-gdb's rule),
 done by the Session (`step_line`, `finish`, `single_step_warp`); after it
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .apihook import ApiFailureMode
 from .commands import Command, CommandError, resolve_word
 from .focus import LaneSite
 from .frames import at_line_start, frames, safe, source_line_text
@@ -88,6 +87,7 @@ def _stopped_focus(dbg: Any):
     dbg.require_process()
     if dbg.api_stopped is not None:
         raise CommandError("The program is stopped in a host API call; there is no CUDA focus to step.")
+    dbg.frame_level = 0        # gdb steps the innermost frame whichever is selected
     return dbg.need_focus()
 
 
@@ -127,6 +127,7 @@ def _after_step(dbg: Any, f: Any, show: str) -> None:
     else:
         dbg.refresh_focus()
     new = dbg.need_focus()
+    dbg.stops += 1
     lane = s.warp(new.dev, new.sm, new.wp).lane(new.ln)
     top = frames(s, new.dev, lane)[0]
     if show == "frame" or top.function != f_function(dbg, f):
@@ -214,34 +215,4 @@ def _finish(dbg: Any) -> None:
 
 
 # ------------------------------------------------------------------ set cuda
-SETTINGS = {"break_on_launch": ("application", "none", "all", "system"),
-            "api_failures": ("ignore", "stop", "hide")}
-
-
-def set_cuda(dbg: Any, rest: str) -> None:
-    words = rest.split()
-    if not words:
-        raise CommandError(f"\"set cuda\" must be followed by a setting: {', '.join(SETTINGS)}.")
-    name = resolve_word(words[0], SETTINGS, "set cuda setting")
-    if len(words) != 2:
-        raise CommandError(f"set cuda {name} takes one value: {'|'.join(SETTINGS[name])}.")
-    value = resolve_word(words[1], SETTINGS[name], f"value for {name}")
-    if name == "break_on_launch":
-        dbg.break_on_launch = value in ("application", "all")
-        dbg.session.break_on_launch = dbg.break_on_launch   # a temporary breakpoint per launch
-    else:
-        dbg.api_mode = ApiFailureMode(value)
-        if dbg.api_mode is ApiFailureMode.HIDE:
-            dbg.interceptor.uninstall()
-        elif dbg.inferior is not None and dbg.inferior.running:
-            dbg.interceptor.install()
-
-
-def show_cuda(dbg: Any, rest: str) -> str:
-    words = rest.split()
-    names = [resolve_word(words[0], SETTINGS, "show cuda setting")] if words else list(SETTINGS)
-    out = []
-    for n in names:
-        v = ("application" if dbg.break_on_launch else "none") if n == "break_on_launch" else dbg.api_mode.value
-        out.append(f"{n}: {v}")
-    return "\n".join(out)
+from .cuda_settings import set_cuda, show_cuda  # noqa: E402,F401  (the table lives in cuda_settings.py)

@@ -7,10 +7,10 @@ the Session for the function and source line of an address, gdb's way
 address minus one instruction). Kernel frames carry cuda-gdb's launch
 shape `name<<<(grid),(block)>>>`. Arguments come from DWARF when the
 module has it (-G); otherwise the kernel's PTX .param list is decoded from
-the launch's parameter buffer, which is always known.
-
-It does not read caller frames' variables (only frame #0 has DWARF
-arguments); outer frames print without arguments.
+the launch's parameter buffer, which is always known. An outer frame's
+arguments are its DWARF parameters read in that frame (at its call, in
+its own registers and local frame: debug/frame_state.py); without DWARF
+an outer device function prints without arguments.
 """
 from __future__ import annotations
 
@@ -153,11 +153,10 @@ def _float_text(v: float) -> str:
 
 
 def frame_args(session: Any, dev: int, ctx: Any, grid: Any | None, frame: Frame) -> str:
-    """`n=1024, a=2.5, x=0x7000..., y=0x...` for frame #0; empty for
+    """`n=1024, a=2.5, x=0x7000..., y=0x...` of any frame; empty for
     frames whose arguments are not known."""
-    if frame.level != 0:
-        return ""
-    dwarf = _dwarf_args(session, dev, ctx)
+    at = ctx.at_frame(frame.level) if hasattr(ctx, "at_frame") else ctx
+    dwarf = _dwarf_args(session, dev, at)
     if dwarf is not None:
         return dwarf
     if frame.is_kernel and grid is not None:
@@ -166,7 +165,7 @@ def frame_args(session: Any, dev: int, ctx: Any, grid: Any | None, frame: Frame)
 
 
 def _dwarf_args(session: Any, dev: int, ctx: Any) -> str | None:
-    visible = safe(session.variables, dev, ctx.sm, ctx.wp, ctx.ln, default=None)
+    visible = safe(session.variables, dev, ctx.sm, ctx.wp, ctx.ln, getattr(ctx, "frame", 0), default=None)
     if not visible:
         return None
     params = [v for v in visible if v.variable.is_parameter and v.depth >= 0 and not v.shadowed]

@@ -25,8 +25,10 @@ from .focus import NO_FOCUS, dim, parse_request
 from .frames import ptx_kernel_args, safe, source_of
 from .inspection import info_frame_line, info_registers, info_variables
 
-CUDA_TABLES = ("devices", "sms", "warps", "lanes", "kernels", "blocks", "threads", "contexts", "launch")
-INFO_TOPICS = ("cuda", "breakpoints", "registers", "locals", "args", "line", "all-registers", "watchpoints")
+CUDA_TABLES = ("devices", "sms", "warps", "lanes", "kernels", "blocks", "threads", "contexts", "launch",
+               "managed", "textures")
+INFO_TOPICS = ("cuda", "breakpoints", "registers", "locals", "args", "line", "all-registers", "frame",
+               "display", "watchpoints")
 _STATUS = {0: "Invalid", 1: "Pending", 2: "Active", 3: "Sleeping", 4: "Terminated", 5: "Undetermined"}
 
 
@@ -58,13 +60,19 @@ def info(dbg: Any, rest: str) -> str:
         return info_variables(dbg, parameters=False)
     if topic == "args":
         return info_variables(dbg, parameters=True)
+    if topic == "frame":
+        from .frame_commands import info_frame
+        return info_frame(dbg)
+    if topic == "display":
+        from .display import info_display
+        return info_display(dbg)
     return info_frame_line(dbg)
 
 
 def info_cuda(dbg: Any, rest: str) -> str:
     words = rest.split(None, 1)
     if not words:
-        raise CommandError('"info cuda" must be followed by one of: ' + ", ".join(CUDA_TABLES[:-1])
+        raise CommandError('"info cuda" must be followed by one of: ' + ", ".join(t for t in CUDA_TABLES if t != "launch")
                            + ", launch trace.")
     what = resolve_word(words[0], CUDA_TABLES, "info cuda command")
     tail = words[1] if len(words) > 1 else ""
@@ -73,6 +81,12 @@ def info_cuda(dbg: Any, rest: str) -> str:
         if not tw or resolve_word(tw[0], ("trace", "children"), "info cuda launch command") != "trace":
             raise CommandError('"info cuda launch" must be followed by "trace".')
         return launch_trace(dbg)
+    if what == "managed":
+        from .managed import info_managed
+        return info_managed(dbg)
+    if what == "textures":
+        from .textures import info_textures
+        return info_textures(dbg)
     filters = {k: v for k, v in parse_request(tail).items() if v is not None} if tail.strip() else {}
     return {"devices": devices, "sms": sms, "warps": warps, "lanes": lanes, "kernels": kernels,
             "blocks": blocks, "threads": threads, "contexts": contexts}[what](dbg, filters)
@@ -266,6 +280,15 @@ def _resident(dbg: Any, filters: dict):
     return out
 
 
+def _coalescing(dbg: Any) -> bool:
+    from .cuda_settings import current
+    return current(dbg, "coalescing") == "on"
+
+
+def _never(a: Any, b: Any) -> bool:
+    return False
+
+
 def _runs(items: list, same) -> list[list]:
     runs: list[list] = []
     for it in items:
@@ -296,7 +319,7 @@ def threads(dbg: Any, filters: dict) -> str:
                                                    _is_last_thread(grids.get((a[0], a[1])), a[3]))
     rows = []
     last_kernel = None
-    for run in _runs(items, consecutive):
+    for run in _runs(items, consecutive if _coalescing(dbg) else _never):
         a, b = run[0], run[-1]
         k = dbg.kernel_of(a[0], a[1])
         label = f"Kernel {k}" if k != last_kernel else None
@@ -338,7 +361,7 @@ def blocks(dbg: Any, filters: dict) -> str:
         oa, ob = order(a), order(b)
         return oa[0] == ob[0] and ob[1] == oa[1] + 1 and seen[a] == seen[b]
     rows, last_kernel = [], None
-    for run in _runs(keys, consecutive):
+    for run in _runs(keys, consecutive if _coalescing(dbg) else _never):
         a, b = run[0], run[-1]
         k = dbg.kernel_of(a[0], a[1])
         label = f"Kernel {k}" if k != last_kernel else None

@@ -323,7 +323,7 @@ def info_variables(dbg: Any, parameters: bool) -> str:
     from .formatting import format_value
     f = dbg.need_focus()
     ctx = dbg.context(f)
-    visible = dbg.session.variables(f.dev, f.sm, f.wp, f.ln)
+    visible = dbg.session.variables(f.dev, f.sm, f.wp, f.ln, ctx.frame)
     chosen = [v for v in visible if v.variable.is_parameter == parameters and v.depth >= 0 and not v.shadowed]
     if not chosen:
         return "No arguments." if parameters else "No locals."

@@ -35,6 +35,14 @@ def _site_for(dbg: Any, ev: Any) -> LaneSite | None:
     f = dbg.focus
     if f is not None and (f.dev, f.sm, f.wp, f.ln) in lanes and (f.dev, f.sm, f.wp, f.ln) in by_phys:
         return by_phys[(f.dev, f.sm, f.wp, f.ln)]
+    from .cuda_settings import current
+    if current(dbg, "thread_selection") == "logical":    # the lowest block, then thread
+        def logical(key):
+            s = by_phys[key]
+            return (s.block[::-1], s.thread[::-1], key)
+        resident = sorted((k for k in lanes if k in by_phys), key=logical)
+        if resident:
+            return by_phys[resident[0]]
     for key in sorted(lanes):
         if key in by_phys:
             return by_phys[key]
@@ -63,6 +71,7 @@ def report_stop(dbg: Any, ev: Any) -> None:
     from gpudbg.debug.backend import StopReason
     site = _site_for(dbg, ev)
     reason = ev.reason
+    dbg.stops += 1
     if reason is StopReason.EXCEPTION:
         _report_exception(dbg, ev, site)
         return
@@ -115,6 +124,10 @@ def _report_exception(dbg: Any, ev: Any, site: LaneSite | None) -> None:
     if pc is None and site is not None:
         w = safe(s.warp, site.dev, site.sm, site.wp)
         pc = (w.error_pc if w is not None and w.error_pc is not None else getattr(w, "pc", None))
+    from .cuda_settings import memcheck_line
+    line = memcheck_line(dbg, getattr(ev, "report", None))
+    if line is not None:
+        print(f"\n{line}")
     print(f"\nCUDA Exception: {title}")
     if pc is not None:
         where = source_of(s, ev.dev, pc)
