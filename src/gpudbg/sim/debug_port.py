@@ -175,6 +175,7 @@ class DevicePort:
         self.killed = False
         self.breakpoints: set[int] = set()
         self.watches: Any = None           # debug_watch.WatchSet while watchpoints are set
+        self.step_watch_hit = False        # the last warp-step request stopped at a watchpoint
         self._bp_version = 0
         self._leaders: dict[int, tuple[int, np.ndarray, frozenset]] = {}
         self.broken: set[tuple[int, int]] = set()
@@ -397,22 +398,29 @@ class DevicePort:
             run.reported[cand] = False     # another wave stopped first: hit again after the resume
         return True
 
-    def _watchpoint(self, run: WaveRun, hits: list) -> None:
+    def _watchpoint(self, run: WaveRun, hits: list, during_stop: bool = False) -> bool:
         """The instruction just run touched watched bytes: stop the lanes
-        the listener keeps (conditions, value changes), with their warps.
-        The access has happened, so when another wave's stop comes first
-        this one waits for its resume and then stops."""
+        the listener keeps (conditions, value changes), with their warps;
+        False when it keeps none. The access has happened, so when another
+        wave's stop comes first this one waits for its resume and then
+        stops. `during_stop`: a warp step of the stopped device (a request)
+        triggered it; the stop is reported at once, as a fault there is."""
         listener = self.backend.listener
         if listener is None:
-            return
+            return False
         keep = tuple(listener.watch_filter(self.dev, hits))
         if not keep:
-            return
+            return False
         lanes = sorted({x for h in keep for x in h.lanes})
         warps = sorted({x[:2] for x in lanes})
         info = {"address": keep[0].pc, "warps": warps, "lanes": lanes, "watch_hits": keep}
+        if during_stop:
+            self.step_watch_hit = True
+            self._stop(run, "WATCHPOINT", info, broken=warps, serve=False, force=True)
+            return True
         while not self._stop(run, "WATCHPOINT", info, broken=warps):
             self._serve_stopped(run)
+        return True
 
     def _stop_at_fault(self, run: WaveRun, kf: KernelFault, during_stop: bool = False) -> None:
         X = run.X

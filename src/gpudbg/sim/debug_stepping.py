@@ -11,7 +11,10 @@ cannot (they exited, or wait elsewhere) the warp stays at the barrier.
 
 It does not step lanes individually (a warp's active lanes move together)
 and does not report breakpoints passed while stepping, as singleStepWarp
-does not.
+does not. Watchpoints it does report (gdb stops a `next` at the write):
+with watches set, a memory instruction runs through debug_watch, a hit
+the Session keeps stops the device at once, as a fault does, and the
+request ends there (`step_watch_hit` tells the source stepper).
 """
 from __future__ import annotations
 
@@ -44,7 +47,6 @@ def _all_leaders(X: Any) -> np.ndarray:
 
 def step_once(port: Any, X: Any, slots: np.ndarray) -> bool:
     """One instruction of the warp made of `slots`; False if it cannot move."""
-    from gpudbg.sim.executor import execute_step
     sched = X.sched[slots]
     held = port.held[slots] if port.held is not None else np.zeros(len(slots), bool)
     runnable = slots[(sched < PARKED) & ~held]
@@ -54,16 +56,34 @@ def step_once(port: Any, X: Any, slots: np.ndarray) -> bool:
         return False
     m = int(X.sched[runnable].min())
     idx = runnable[X.sched[runnable] == m]
-    execute_step(X, X.program.code, _all_leaders(X), m, idx)
+    _execute(port, X, _all_leaders(X), m, idx)
     port.reported[idx] = False
     if (X.sched[idx] == PARKED).any():
         cross_barrier(port, X, slots)
     return True
 
 
+def _execute(run: Any, X: Any, leader: np.ndarray, m: int, idx: np.ndarray) -> None:
+    """One step of the threads `idx` at pc `m`, checked against the
+    device's watchpoints when there are any."""
+    from gpudbg.sim.executor import execute_step
+    device = getattr(run, "port", None)
+    watches = getattr(device, "watches", None)
+    if watches is not None and m in watches.pcs(X.program):
+        from gpudbg.sim.debug_watch import watched_step
+        hits = watched_step(watches, run, X.program.code, leader, m, idx)
+        if hits:
+            device._watchpoint(run, hits, during_stop=True)
+        return
+    execute_step(X, X.program.code, leader, m, idx)
+
+
+def _watch_hit(run: Any) -> bool:
+    return bool(getattr(getattr(run, "port", None), "step_watch_hit", False))
+
+
 def cross_barrier(port: Any, X: Any, slots: np.ndarray) -> bool:
     """Let the block of `slots` run until their parked threads are released."""
-    from gpudbg.sim.executor import execute_step
     block = int(X.layout.block_of[slots[0]])
     bslots = np.flatnonzero(X.layout.block_of == block)
     waiting = slots[X.sched[slots] == PARKED]
@@ -79,13 +99,21 @@ def cross_barrier(port: Any, X: Any, slots: np.ndarray) -> bool:
         m = int(X.sched[runnable].min())
         idx = runnable[X.sched[runnable] == m]
         before = X.thread_instructions
-        execute_step(X, X.program.code, leader, m, idx)
+        _execute(port, X, leader, m, idx)
         port.reported[idx] = False
+        if _watch_hit(port):
+            return not (X.sched[waiting] == PARKED).any()
         budget -= max(1, X.thread_instructions - before)
         if budget <= 0:
             raise BackendError("TIMEOUT", f"the rest of block {block} did not reach the barrier "
                                           f"within {STEP_LIMIT} instructions")
     return True
+
+
+def _start_request(run: Any) -> None:
+    device = getattr(run, "port", None)
+    if device is not None:
+        device.step_watch_hit = False
 
 
 def step_warp(port: Any, X: Any, sm: int, wp: int, nsteps: int) -> int:
@@ -95,10 +123,13 @@ def step_warp(port: Any, X: Any, sm: int, wp: int, nsteps: int) -> int:
         raise BackendError("WARP_EXCEPTION", "the device is stopped at an exception; it cannot step")
     slots = warp_slots(X, sm, wp)
     moved = False
+    _start_request(port)
     for _ in range(int(nsteps)):
         if not step_once(port, X, slots):
             break
         moved = True
+        if _watch_hit(port):
+            break
     return (1 << wp) if moved else 0
 
 
@@ -117,6 +148,7 @@ def run_until_pc(port: Any, X: Any, sm: int, warp_mask: int, address: int) -> No
     target = X.program.pc_of_address(address)
     if target is None:
         raise BackendError("INVALID_ADDRESS", f"0x{address:x} is not an instruction of {X.function.name}'s module")
+    _start_request(port)
     for wp in range(64):
         if not warp_mask >> wp & 1:
             continue
@@ -124,5 +156,5 @@ def run_until_pc(port: Any, X: Any, sm: int, warp_mask: int, address: int) -> No
         for _ in range(STEP_LIMIT):
             if warp_pc(X, slots) == target or not step_once(port, X, slots):
                 break
-            if port.fault is not None:
+            if port.fault is not None or _watch_hit(port):
                 return

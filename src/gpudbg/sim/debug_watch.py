@@ -17,10 +17,10 @@ debugger never come here.
 
 Shared and local watches name their block (and thread) by blockIdx and
 threadIdx in one grid, resolved to the wave's segment once per wave.
-It does not see accesses of instructions that declare none (parameter
-space, tensor-core and bulk-copy instructions) nor host-side copies, and
-single-stepping (sim/debug_stepping.py) runs instructions unchecked, as it
-passes breakpoints unreported.
+Warp single-steps (sim/debug_stepping.py) run memory instructions through
+here too, so a `next` over a write stops at it. It does not see accesses
+of instructions that declare none (parameter space, tensor-core and
+bulk-copy instructions) nor host-side copies.
 """
 from __future__ import annotations
 

@@ -109,3 +109,15 @@ def test_a_register_variable_or_constant_cannot_be_watched(gdb, host):
     assert "Cannot watch constant value `5'." in err
     assert "Argument required (expression to compute)." in err
     assert "No watchpoints." in out
+
+
+def test_next_over_the_write_stops_at_the_watchpoint(gdb, host):
+    prog = host(WK, BODY, name="wk.cu", options=("-G",))
+    one = line_of("ONE")
+    _, out, err = gdb(prog, f"break wk.cu:{one}", "run", FOCUS, "watch out[n]", "next", "next", "continue")
+    hit = out[out.index('Thread 1 "python" hit Hardware watchpoint 2'):]
+    assert hit.startswith('Thread 1 "python" hit Hardware watchpoint 2: out[n]\n\nOld value = 0\n'
+                          'New value = 39\n  by thread (5,0,0) in block (1,0,0)'), hit
+    # the first `next` ended at the store (mid-line), the second went on to the next line
+    assert re.search(rf"^0x[0-9a-f]+ in wk<<<.*at wk.cu:{one}\n{one}\t.*\n{one + 1}\t    out\[i\] =", hit, re.M), hit
+    assert "out [17, 17, 16, 16, 39, 39]" in out and err == ""

@@ -244,3 +244,34 @@ def test_generic_window_address_and_bad_requests(session):
     session.delete_watchpoint(wp)
     session.resume(0)
     host.join()
+
+
+def test_source_step_over_the_write_stops_at_the_watchpoint(session):
+    from gpudbg.debug.events import EventKind
+    holder = {}
+    host = _global(session, holder)
+    n_addr = holder["ptr"] + 64 * 4
+    wp = session.watch(n_addr, 4)
+    sm, w, ln = _lane_of(session, (1, 0, 0), (5, 0, 0))
+    events = []
+    for _ in range(6):
+        session.step_line(0, sm, w, over_calls=True)
+        ev = session.next_event(timeout=0.0)
+        while ev is not None:
+            events.append(ev)
+            session.acknowledge(ev)
+            ev = session.next_event(timeout=0.0)
+        if events:
+            break
+    (ev,) = [e for e in events if e.kind is EventKind.STOPPED]
+    assert ev.reason is StopReason.WATCHPOINT and ev.lanes == ((sm, w, ln),)
+    (hit,) = ev.watch_hits
+    assert hit.watch == wp.id and (_int(hit.old), _int(hit.new)) == (0, 75)
+    # the step ended right after the store
+    assert session.source_line(0, ev.address) == ("wk.cu", 5)
+    assert session.warp(0, sm, w).pc == ev.address + session.device(0).instruction_size
+    session.single_step_warp(0, sm, w, 1)              # a plain step afterwards is no watch stop
+    assert session.next_event(timeout=0.0) is None
+    session.delete_watchpoint(wp)
+    session.resume(0)
+    host.join()
