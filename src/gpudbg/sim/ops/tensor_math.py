@@ -86,12 +86,24 @@ def multiply_accumulate(a: np.ndarray, b: np.ndarray, c: np.ndarray, atype: str,
             d = fma_rounded(a[:, :, k, None], b[:, None, k, :], d, rnd)
         return d
     with np.errstate(all="ignore"):
-        d = c.astype(np.float32)
+        d = c.astype(np.float32).astype(np.float64)   # f32 values, held in f64
         for k in range(kdim):
-            p = a[:, :, k, None] * b[:, None, k, :]   # exact in f64
-            fin = np.isfinite(p) & np.isfinite(d)
-            s = round_sum2(np.where(fin, p, 0.0), np.where(fin, d, 0.0), np.float32, "rn")
-            d = np.where(fin, s, (p + d.astype(np.float64)).astype(np.float32)).astype(np.float32)
+            d = _add_rn_f32(d, a[:, :, k, None] * b[:, None, k, :])   # the product is exact in f64
         if dtype == "f16":
-            return d.astype(np.float16).astype(np.float64)
-        return d.astype(np.float64)
+            return d.astype(np.float32).astype(np.float16).astype(np.float64)
+        return d
+
+
+def _add_rn_f32(d: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """RN_f32(d + p) for f32 values d and exact f64 products p. Where the
+    f64 sum is exact (TwoSum error 0: the usual case) one cast rounds it
+    correctly; the rest go through rounding.round_sum2 (round-to-odd), so no
+    element is ever rounded twice."""
+    s = d + p
+    bb = s - d
+    err = (d - (s - bb)) + (p - bb)
+    r = s.astype(np.float32).astype(np.float64)
+    fix = (err != 0) & np.isfinite(s)
+    if fix.any():
+        r[fix] = round_sum2(p[fix], d[fix], np.float32, "rn").astype(np.float64)
+    return r
