@@ -457,13 +457,27 @@ def source_line(file: str, line: int) -> str | None:
     return lines[line - 1] if 1 <= line <= len(lines) else None
 
 
-def compile(source: str, options: str | Iterable[str] = (), name: str = "kernel.cu", *,
+def compile(source: str, options: str | Iterable[str] = (), name: str | None = None, *,
             line_info: bool = True, cache: bool = True, name_expressions: Iterable[str] = ()) -> "Module":
     """Compile CUDA C++ and load it on the current device (mcModuleLoadData).
     `name_expressions` instantiate templates: `mod["foo<float>"]` is then
-    the instantiation (NVRTC's lowered name)."""
+    the instantiation (NVRTC's lowered name).
+
+    Without a `name`, a source written as a string literal in the calling
+    .py file is compiled as lines of that file (string_origin.py), so
+    reports and breakpoints say `prog.py:LINE`; any other source is
+    `kernel.cu`."""
+    from gpudbg import string_origin
     from gpudbg.api.module import Module
 
-    ptx = compile_ptx(source, options, name, line_info=line_info, cache=cache, name_expressions=name_expressions)
-    _SOURCES[name] = source
+    text = source
+    if name is None:
+        origin = string_origin.find(source) if isinstance(source, str) else None
+        if origin is not None:
+            text, name = string_origin.with_line_directive(source, origin), origin.file
+        else:
+            name = "kernel.cu"
+    ptx = compile_ptx(text, options, name, line_info=line_info, cache=cache, name_expressions=name_expressions)
+    if text is source:   # a .py origin is read from its file, as its lines are the file's
+        _SOURCES[name] = source
     return Module.from_ptx(ptx, name=name, source=source)

@@ -68,6 +68,7 @@ def test_oob_report_lines_are_exact(oob_run):
         f"=========     address 0x{base + 4000:x} (4 bytes, global)",
         f"=========     at pc 0x{f['pc']:x} in forward_difference: ld.global.f32 %f2, [%rd6+4]",
         "=========         5 |         out[i] = in[i + 1] - in[i];",
+        "=========     launched from examples/oob.py:39 in main",
         "========= ERROR SUMMARY: 1 error",
     ]
     assert "Traceback" not in r.stderr and "PASSED" not in r.stdout

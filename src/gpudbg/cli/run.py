@@ -64,11 +64,13 @@ def format_report(report: Any) -> str:
     """FaultReport.format(), plus the source line it points at when known."""
     from gpudbg.compiler import source_line
 
-    text = report.format()
+    lines = report.format().split("\n")
     if report.source_file and report.source_line:
         code = source_line(report.source_file, report.source_line)
-        if code is not None:
-            text += f"\n=========     {report.source_line:>5} | {code.rstrip()}"
+        if code is not None:   # under the instruction, above where it was launched from
+            at = next((i + 1 for i, ln in enumerate(lines) if ln.startswith("=========     at pc ")), len(lines))
+            lines.insert(at, f"=========     {report.source_line:>5} | {code.rstrip()}")
+    text = "\n".join(lines)
     warps = report.details.get("warps") if report.hang is not None else None
     if warps:   # a kernel stopped while running: where every warp was
         text += "\n=========     where the warps were:"

@@ -233,9 +233,14 @@ def decode_words(words: Sequence[int], ring: str = "?", base_offset: int = 0) ->
     return out
 
 
+# Descriptor fields a launch may leave out, with the value they then hold.
+DESCRIPTOR_DEFAULTS = {"grid_workspace": 0}
+
+
 def encode_descriptor(**values: int) -> bytes:
     """The launch descriptor's bytes (little-endian words)."""
     names = [n for n, _ in DESCRIPTOR_FORMAT]
+    values = {**DESCRIPTOR_DEFAULTS, **values}
     if set(values) != set(names):
         raise CommandFormatError(f"launch descriptor needs exactly {names}, got {sorted(values)}")
     for name, ftype in DESCRIPTOR_FORMAT:

@@ -47,6 +47,9 @@ class Context:
         self.lock = threading.RLock()
         self.sticky: EngineError | None = None
         self.fault_report: Any = None
+        # grid id -> the user's Python frames that launched it, so a fault
+        # report names the launching line (the most recent LAUNCH_SITES)
+        self.launch_sites: dict[int, list[str]] = {}
         self.destroyed = False
         self.memory = MemoryManager(self, engine.uva)
         self.streams: list[Stream] = []
@@ -74,6 +77,9 @@ class Context:
             return
         self.sticky = EngineError(error.status, error.message)
         self.fault_report = error.report
+        site = self.launch_sites.get(getattr(error.report, "grid_id", None))
+        if site:
+            error.report.details.setdefault("launch_site", site)
         self.engine.fault_log.append((self, self.sticky))
 
     def check(self) -> None:

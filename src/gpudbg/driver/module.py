@@ -29,6 +29,7 @@ import numpy as np
 from gpudbg.sim import debug_port, instrument
 from gpudbg.sim import launch_limits as sim_launch_limits
 from gpudbg.driver import commands as C
+from gpudbg.driver import host_site
 from gpudbg.driver import fatbin as FB
 from gpudbg.driver import launch_config, limits
 from gpudbg.driver.graph import _MarkerFence
@@ -524,6 +525,8 @@ def validate_launch(context: Any, function: Function, grid: Sequence[int], block
     return g, b
 
 
+# launches whose host site a context remembers for its fault report
+LAUNCH_SITES = 1024
 # cooperative_groups' grid_workspace {unsigned wsSize; unsigned barrier;}
 GRID_WORKSPACE_BYTES = 8
 
@@ -578,6 +581,10 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
         tap.launch_enqueued(gpu, grid_id, function.name)
     fence = stream.submit(limits.launch_commands(context, stream, function)
                           + [C.make(C.Opcode.LAUNCH, descriptor=alloc.base)])
+    sites = context.launch_sites
+    if len(sites) >= LAUNCH_SITES:
+        sites.pop(next(iter(sites)), None)
+    sites[grid_id] = host_site.python_frames()
     context.defer_free(stream, fence, alloc)
     if workspace is not None:
         context.defer_free(stream, fence, workspace)

@@ -11,28 +11,13 @@ exported symbol or offset)."""
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
+from gpudbg.driver.host_site import python_frames
 from gpudbg.sanitizer.findings import DeviceSite
 from gpudbg.sim.faults import CUDBGException
 from gpudbg.sim.instrument import Tool
 
-def _library_roots() -> tuple[str, ...]:
-    """Folders whose frames are not the user's: gpudbg, the standard
-    library and installed packages (numba, cuda-python, numpy, ...)."""
-    import sysconfig
-
-    import gpudbg
-    roots = {os.path.dirname(os.path.abspath(gpudbg.__file__))}
-    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
-        path = sysconfig.get_paths().get(key)
-        if path:
-            roots.add(os.path.abspath(path))
-    return tuple(r + os.sep for r in sorted(roots))
-
-
-_ROOTS: tuple[str, ...] = ()
 # set in a native program's process (cli/native.py), where C frames are the user's
 native_process = False
 
@@ -41,17 +26,7 @@ def host_site(limit: int = 8) -> list[str]:
     """The user's frames of the calling thread, outermost first, as
     'file:line in function'; for a native program (no Python frame of its
     own) the C frames of the program and its libraries."""
-    global _ROOTS
-    if not _ROOTS:
-        _ROOTS = _library_roots()
-    frames = []
-    f = sys._getframe(1)
-    while f is not None:
-        path = f.f_code.co_filename
-        if not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS):
-            frames.append(f"{path}:{f.f_lineno} in {f.f_code.co_name}")
-        f = f.f_back
-    frames.reverse()
+    frames = python_frames(limit)
     if not frames and native_process:
         frames = native_frames()
     return frames[-limit:]

@@ -131,6 +131,9 @@ class FaultReport:
             lines.append(f"=========     address 0x{self.address:x}"
                          + (f" ({self.access_size} bytes, {self.space})" if self.access_size else ""))
         lines.append(f"=========     at pc 0x{self.pc:x} in {self.function}: {self.instruction}")
+        site = self.details.get("launch_site")
+        if site:   # the user's Python line that launched the kernel (driver/host_site.py)
+            lines.append(f"=========     launched from {site[-1]}")
         return "\n".join(lines)
 
     def faulting_summary(self, shown: int = 4) -> str:

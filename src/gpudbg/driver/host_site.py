@@ -1,0 +1,47 @@
+"""The user's Python frames at an API call: the host site a launch, an
+allocation or a free is reported at.
+
+The one idea: a frame is the user's when its file lies outside gpudbg,
+the standard library and installed packages (numba, cuda-python, numpy,
+...), which is what compute-sanitizer's host backtrace "up to the driver
+entry point" shows. Walking the frames costs a few microseconds per call,
+so the engine records it for every launch. A native program's C frames
+are the sanitizer's business (sanitizer/sites.py), not the engine's.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["python_frames"]
+
+_ROOTS: tuple[str, ...] = ()
+
+
+def _library_roots() -> tuple[str, ...]:
+    import sysconfig
+
+    import gpudbg
+    roots = {os.path.dirname(os.path.abspath(gpudbg.__file__))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        path = sysconfig.get_paths().get(key)
+        if path:
+            roots.add(os.path.abspath(path))
+    return tuple(r + os.sep for r in sorted(roots))
+
+
+def python_frames(limit: int = 8) -> list[str]:
+    """The user's frames of the calling thread, outermost first, as
+    'file:line in function' (at most the innermost `limit`)."""
+    global _ROOTS
+    if not _ROOTS:
+        _ROOTS = _library_roots()
+    frames = []
+    f = sys._getframe(1)
+    while f is not None and len(frames) < 64:
+        path = f.f_code.co_filename
+        if not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS):
+            frames.append(f"{path}:{f.f_lineno} in {f.f_code.co_name}")
+        f = f.f_back
+    frames.reverse()
+    return frames[-limit:]
