@@ -94,15 +94,19 @@ _PARMS = struct.Struct("<Q3Q4QQ3Q4Q3Qi4x")    # struct cudaMemcpy3DParms (160 by
 def _parms_3d(p: int) -> mcMemcpy3DParms:
     (src_array, sx, sy, sz, sptr, spitch, sxsize, sysize, dst_array, dx, dy, dz, dptr, dpitch, dxsize, dysize,
      w, h, d, kind) = _PARMS.unpack(cabi.read(need(p, "p"), _PARMS.size, "p"))
-    if src_array or dst_array:
-        raise fail(E.mcErrorInvalidValue, "CUDA arrays are not supported (the simulator has no texture memory)")
+    from gpudbg.cuda_runtime.textures import array_of
 
     def pitched(ptr: int, pitch: int, xsize: int, ysize: int, z: int, what: str) -> mcPitchedPtr:
         rows = ysize or h
         return mcPitchedPtr(memory(ptr, pitch * rows * (z + d) if w and h and d else 0, what), pitch, xsize, ysize)
 
-    return mcMemcpy3DParms(srcPos=mcPos(sx, sy, sz), srcPtr=pitched(sptr, spitch, sxsize, sysize, sz, "p->srcPtr"),
-                           dstPos=mcPos(dx, dy, dz), dstPtr=pitched(dptr, dpitch, dxsize, dysize, dz, "p->dstPtr"),
+    # with an array on one side the extent counts elements: size the host view of the other side by its pitch
+    return mcMemcpy3DParms(srcArray=array_of(src_array) if src_array else None, srcPos=mcPos(sx, sy, sz),
+                           srcPtr=pitched(sptr, spitch, sxsize, sysize, sz, "p->srcPtr") if not src_array
+                           else mcPitchedPtr(),
+                           dstArray=array_of(dst_array) if dst_array else None, dstPos=mcPos(dx, dy, dz),
+                           dstPtr=pitched(dptr, dpitch, dxsize, dysize, dz, "p->dstPtr") if not dst_array
+                           else mcPitchedPtr(),
                            extent=mcExtent(w, h, d), kind=kind)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 
-MODULES = ("errors", "registration", "launch", "device", "memory", "copies", "streams", "graphs")
+MODULES = ("errors", "registration", "launch", "device", "memory", "copies", "streams", "graphs", "textures")
 
 for _name in MODULES:
     _module = importlib.import_module(f"gpudbg.cuda_runtime.{_name}")
