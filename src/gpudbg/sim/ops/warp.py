@@ -240,7 +240,7 @@ def build_elect(inst, tc) -> Built:
     among the threads of membermask is the leader; every executing thread
     gets its lane id in d and p true in the leader only."""
     m = Mods(inst)
-    if not m.flag("sync"):
+    if "sync" not in inst.modifiers:
         raise UnsupportedInstruction("elect needs .sync")
     m.finish()
     dest = inst.operands[0]
