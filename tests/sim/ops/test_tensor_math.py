@@ -33,6 +33,9 @@ def _ref(a, b, c, out_f16=False):
         for j in range(N):
             acc = float(np.float32(c[i, j]))
             for k in range(K):
+                if not np.isfinite(acc):        # inf stays inf (or meets -inf: NaN)
+                    acc = float(np.float32(acc + float(a[i, k]) * float(b[k, j])))
+                    continue
                 acc = _round(Fraction(acc) + Fraction(float(a[i, k])) * Fraction(float(b[k, j])), np.float32)
             d[i, j] = _round(Fraction(acc), np.float16) if out_f16 else acc
     return d
@@ -54,6 +57,26 @@ def test_f16_products_accumulate_in_k_order_rounded_per_step(data, shape, out_f1
     ref = _ref(a, b, c, out_f16)
     both_nan = np.isnan(got) & np.isnan(ref)
     assert np.array_equal(got[~both_nan], ref[~both_nan])
+
+
+bf16s = st.tuples(st.integers(0, 1), st.integers(0, 254), st.integers(0, 127)).map(
+    lambda f: f[0] << 15 | f[1] << 7 | f[2])                                   # finite bf16 bits
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(bf16s, min_size=24, max_size=24), st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=1))
+def test_bf16_products_over_the_whole_exponent_range_round_once_per_step(bits, cbits):
+    """bf16 spans f32's exponents: sums of wildly different magnitudes and
+    subnormal products, where an f64 intermediate could round twice."""
+    u = np.array(bits, np.uint16)
+    vals = TM.decode(u, "bf16")
+    a, b = vals[:12].reshape(1, 12), vals[12:].reshape(12, 1)
+    c = TM.decode(np.array(cbits, np.uint32), "f32").reshape(1, 1)
+    if not np.isfinite(c).all():
+        c = np.zeros((1, 1))
+    got = TM.multiply_accumulate(a[None], b[None], c[None], "bf16", "f32")[0]
+    ref = _ref(a, b, c)
+    assert np.array_equal(got, ref) or (np.isnan(got).all() and np.isnan(ref).all())
 
 
 @settings(max_examples=60, deadline=None)
