@@ -15,11 +15,13 @@ against the ISA's groupID/threadID_in_group formulas, transcribed
 independently), e.g. mma.m16n8k16 .f16 A: a0,a1 row g, a2,a3 row g+8,
 a4..a7 the same rows 8 columns further.
 
-wmma fragments are not specified by the ISA; the simulator uses the same
-brick layout for them (A is MxK with the A bricks, B KxN with the transposed
-bricks, C/D MxN with the accumulator bricks), which for m16n16k16 is what
-sm_80 does: the accumulator is two m16n8 accumulators side by side, A is the
-m16n8k16 A fragment. Where the ISA gives a wmma fragment more registers than
+wmma fragments are not specified by the ISA, and NVIDIA documents none for
+sm_80, so the simulator chooses the same brick layout for them (A is MxK
+with the A bricks, B KxN with the transposed bricks, C/D MxN with the
+accumulator bricks): the m16n16k16 accumulator is two m16n8 accumulators
+side by side (the layout commonly reported for sm_80) and A is exactly the
+m16n8k16 A fragment. Only consistency between wmma.load, wmma.mma and
+wmma.store is required of it. Where the ISA gives a wmma fragment more registers than
 the matrix has elements per lane (.f16 A/B always have eight .f16x2
 registers, i.e. 16 elements, for a 16x16 matrix's 8), the extra elements
 repeat the first ones (element i holds the value of element i % distinct):
