@@ -120,16 +120,18 @@ def geo(values: tuple[int, ...]) -> bytes:
     return np.array(list(values) + [0] * (MAX_DIMS - len(values)), dtype="<i8").tobytes()
 
 
-def offsets_code(ndim: int, names: list[str], shape: str, index: str, strides: list[str]) -> str:
-    """C that turns a linear C-order `index` into byte offsets `names[k]`."""
+def offsets_code(ndim: str, names: list[str], shape: str, index: str, strides: list[str]) -> str:
+    """C that turns a linear C-order `index` into byte offsets `names[k]`
+    over the first `ndim` (a C expression) axes of `shape` and `strides`.
+    The number of axes is a kernel argument, not part of the source, so one
+    compiled kernel serves arrays of every rank."""
     lines = [f"long long {n} = 0;" for n in names]
-    if ndim:
-        lines.append(f"long long gd_r = {index};")
-        lines.append(f"#pragma unroll\nfor (int gd_d = {ndim - 1}; gd_d >= 0; --gd_d) {{")
-        lines.append(f"  long long gd_c = gd_r % {shape}.v[gd_d]; gd_r /= {shape}.v[gd_d];")
-        for n, s in zip(names, strides):
-            lines.append(f"  {n} += gd_c * {s}.v[gd_d];")
-        lines.append("}")
+    lines.append(f"long long gd_r = {index};")
+    lines.append(f"for (int gd_d = {ndim} - 1; gd_d >= 0; --gd_d) {{")
+    lines.append(f"  long long gd_c = gd_r % {shape}.v[gd_d]; gd_r /= {shape}.v[gd_d];")
+    for n, s in zip(names, strides):
+        lines.append(f"  {n} += gd_c * {s}.v[gd_d];")
+    lines.append("}")
     return "\n    ".join(lines)
 
 

@@ -67,10 +67,9 @@ def _ufunc(name: str) -> np.ufunc:
     return _COMPARE[name][0] if name in _COMPARE else _OPS[name].ufunc
 
 
-def _source(name: str, loop: list[np.dtype], out_dt: np.dtype, kinds: list[tuple[str, np.dtype]],
-            ndim: int) -> str:
+def _source(name: str, loop: list[np.dtype], out_dt: np.dtype, kinds: list[tuple[str, np.dtype]]) -> str:
     """kinds: per input, ("array"|"scalar", its stored dtype)."""
-    params = ["long long n", "gd_geo shape", "gd_geo s0", "char *p0"]
+    params = ["long long n", "int ndim", "gd_geo shape", "gd_geo s0", "char *p0"]
     loads = []
     for k, (kind, dt) in enumerate(kinds):
         var = "ab"[k]
@@ -81,7 +80,7 @@ def _source(name: str, loop: list[np.dtype], out_dt: np.dtype, kinds: list[tuple
         else:
             params.append(f"{lt} {var}")
     arrays = [f"o{k + 1}" for k, (kind, _) in enumerate(kinds) if kind == "array"]
-    offsets = codegen.offsets_code(ndim, ["o0", *arrays], "shape", "gd_i",
+    offsets = codegen.offsets_code("ndim", ["o0", *arrays], "shape", "gd_i",
                                    ["s0", *[f"s{o[1:]}" for o in arrays]])
     t = codegen.c_type(loop[0])
     return f"""
@@ -110,13 +109,26 @@ def _resolve(name: str, operands: list[Any]) -> tuple[list[np.dtype], np.dtype]:
             spec.append(x.dtype)
         elif isinstance(x, np.generic):
             spec.append(x.dtype)
-        elif isinstance(x, (bool, int, float)):
-            spec.append(type(x))
+        elif isinstance(x, bool):
+            spec.append(np.dtype(np.bool_))     # numpy treats a Python bool as np.bool_
+        elif isinstance(x, (int, float)):
+            spec.append(type(x))                # weak (NEP 50)
         else:
             raise TypeError(f"unsupported operand type for {name}: {type(x).__name__} "
                             f"(a DeviceArray, a Python or numpy scalar)")
     *loop, out = _ufunc(name).resolve_dtypes((*spec, None))
+    if name in _COMPARE:
+        # numpy compares a Python int with an integer array by value even when it does not
+        # fit the array's dtype (uint8 array != -2); compare in a 64-bit type that holds it
+        for k, x in enumerate(operands):
+            if type(x) is int and loop[k].kind in "iu" and not _fits(x, loop[k]):
+                loop[k] = np.dtype(np.int64) if _fits(x, np.dtype(np.int64)) else np.dtype(np.uint64)
     return list(loop), out
+
+
+def _fits(value: int, dtype: np.dtype) -> bool:
+    info = np.iinfo(dtype)
+    return info.min <= value <= info.max
 
 
 def apply(name: str, *operands: Any, out: Any = None, stream: Any = None) -> Any:
@@ -177,8 +189,8 @@ def launch(name: str, loop: list[np.dtype], out: Any, operands: list[Any], shape
         else:
             kinds.append(("scalar", loop[len(kinds)]))
     cshape, cstrides = views.coalesce(shape, strides)
-    src = _source(name, loop, out.dtype, kinds, len(cshape))
-    args: list[Any] = [n, codegen.geo(cshape), codegen.geo(cstrides[0]), out.ptr]
+    src = _source(name, loop, out.dtype, kinds)
+    args: list[Any] = [n, len(cshape), codegen.geo(cshape), codegen.geo(cstrides[0]), out.ptr]
     it = iter(cstrides[1:])
     for x, (kind, dt) in zip(operands, kinds):
         if kind == "array":
@@ -249,6 +261,7 @@ def install(cls: type) -> None:
     for name, dunder in UNARY.items():
         setattr(cls, dunder, unary(name))
     cls.__hash__ = None   # type: ignore[assignment]   # == is elementwise, as numpy's
+    cls.__array_ufunc__ = None   # numpy scalars and arrays defer to our reflected operators
 
 
 def assign(dst: Any, value: Any, stream: Any) -> None:

@@ -191,7 +191,8 @@ def to_device(obj: Any, dtype: Any = None, stream: Any = None) -> Any:
             return src.copy(stream)
     if not isinstance(obj, np.ndarray) and hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
         obj = np.from_dlpack(obj)     # a CPU DLPack producer: numpy reads its capsule
-    host = np.ascontiguousarray(obj, dtype=dtype)
+    host = np.asarray(obj, dtype=dtype)
+    host = np.ascontiguousarray(host).reshape(host.shape)   # ascontiguousarray alone makes 0-d 1-d
     d = DeviceArray.empty(host.shape, host.dtype)
     d.copy_from_host(host, stream)   # pageable source: staged before the call returns
     return d

@@ -26,17 +26,18 @@ _FLOAT_SUM = "x + y"
 _IDENTITY = {"sum": "(ACC)0", "min": "gd_lim<ACC>::hi()", "max": "gd_lim<ACC>::lo()"}
 
 
-def _source(op: str, in_dt: np.dtype, acc_dt: np.dtype, kdim: int, rdim: int) -> str:
+def _source(op: str, in_dt: np.dtype, acc_dt: np.dtype) -> str:
     combine = _FLOAT_SUM if op == "sum" and acc_dt.kind == "f" else _COMBINE[op]
     if op == "sum" and acc_dt.kind == "b":
         combine = "x || y"
-    koff = codegen.offsets_code(kdim, ["base"], "kshape", "o", ["kstr"])
-    roff = codegen.offsets_code(rdim, ["off"], "rshape", "j", ["rstr"])
+    koff = codegen.offsets_code("kdim", ["base"], "kshape", "o", ["kstr"])
+    roff = codegen.offsets_code("rdim", ["off"], "rshape", "j", ["rstr"])
     return f"""
 typedef {codegen.c_type(acc_dt)} ACC;
 __device__ __forceinline__ ACC gd_combine(ACC x, ACC y) {{ return {combine}; }}
-extern "C" __global__ void gd_reduce(long long nout, long long m, long long parts, gd_geo kshape,
-                                     gd_geo kstr, gd_geo rshape, gd_geo rstr, ACC *out, const char *in) {{
+extern "C" __global__ void gd_reduce(long long nout, long long m, long long parts, int kdim, gd_geo kshape,
+                                     gd_geo kstr, int rdim, gd_geo rshape, gd_geo rstr, ACC *out,
+                                     const char *in) {{
   __shared__ ACC sh[{codegen.BLOCK}];
   long long chunk = (m + parts - 1) / parts;
   for (long long blk = blockIdx.x; blk < nout * parts; blk += gridDim.x) {{
@@ -126,9 +127,9 @@ def _launch(op: str, arr: Any, acc_dt: np.dtype, nout: int, m: int, parts: int, 
 
     kshape, (kstr,) = views.coalesce(kshape, [kstr])
     rshape, (rstr,) = views.coalesce(rshape, [rstr])
-    src = _source(op, arr.dtype, acc_dt, len(kshape), len(rshape))
+    src = _source(op, arr.dtype, acc_dt)
     kernel = codegen.CACHE.kernel(src, "gd_reduce", f"gpudbg_{op}.cu")
     blocks = max(1, min(nout * parts, codegen.MAX_BLOCKS))
-    kernel.launch(blocks, codegen.BLOCK, [nout, m, parts, codegen.geo(kshape), codegen.geo(kstr),
-                                          codegen.geo(rshape), codegen.geo(rstr), out.ptr, arr.ptr],
+    kernel.launch(blocks, codegen.BLOCK, [nout, m, parts, len(kshape), codegen.geo(kshape), codegen.geo(kstr),
+                                          len(rshape), codegen.geo(rshape), codegen.geo(rstr), out.ptr, arr.ptr],
                   stream=stream)
