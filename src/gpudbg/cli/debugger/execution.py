@@ -199,18 +199,26 @@ def _gcore(dbg: Any, rest: str) -> None:
 
 
 def _finish(dbg: Any) -> None:
+    """gdb's finish: run until the selected frame (after `up`: an outer
+    one) returns to its caller."""
     from .frames import describe_frame
+    level = dbg.frame_level
     f = _stopped_focus(dbg)
     s = dbg.session
     warp = s.warp(f.dev, f.sm, f.wp)
     lane = warp.lane(f.ln)
     stack = frames(s, f.dev, lane)
-    if len(stack) < 2:
+    if level + 1 >= len(stack):
+        dbg.frame_level = level
         raise CommandError('"finish" not meaningful in the outermost frame.')
     grid = safe(s.grid, f.dev, warp.grid_id)
-    print(f"Run till exit from #0  {describe_frame(s, f.dev, dbg.context(f), grid, stack[0])}")
+    text = describe_frame(s, f.dev, dbg.context(f).at_frame(level), grid, stack[level], with_address=level > 0)
+    print(f"Run till exit from #{level:<2} {text}")
     _remember_function(dbg, f)
-    s.finish(f.dev, f.sm, f.wp)
+    for _ in range(level + 1):      # each finish returns one frame
+        s.finish(f.dev, f.sm, f.wp)
+        if _warp_gone(dbg, f) or safe(s.warp(f.dev, f.sm, f.wp).lane, f.ln) is None:
+            break
     _after_step(dbg, f, "frame")
 
 

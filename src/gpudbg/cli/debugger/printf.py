@@ -24,7 +24,7 @@ from .commands import Command, CommandError
 _CONVERSION = re.compile(r"%(?P<flags>[-+ #0]*)(?P<width>\d+)?(?:\.(?P<prec>\d+))?"
                          r"(?P<length>hh|h|ll|l|L|z|j|t)?(?P<conv>.)", re.S)
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "a": "\a", "b": "\b", "f": "\f",
-            "r": "\r", "v": "\v", "e": "\x1b", "0": "\0"}
+            "r": "\r", "v": "\v", "e": "\x1b"}
 _INT_BITS = {"hh": 8, "h": 16, None: 32, "l": 64, "ll": 64, "z": 64, "j": 64, "t": 64, "L": 64}
 CONVERSIONS = "diouxXcsfFeEgGaAp"
 
@@ -53,7 +53,7 @@ def _unquote(text: str) -> tuple[str, str]:
             if i + 1 >= len(text):
                 break
             e = text[i + 1]
-            if e in "01234567" and e != "0" or (e == "0" and i + 2 < len(text) and text[i + 2] in "01234567"):
+            if e in "01234567":
                 m = re.match(r"[0-7]{1,3}", text[i + 1:])
                 out.append(chr(int(m.group(0), 8)))
                 i += 1 + len(m.group(0))
@@ -147,6 +147,8 @@ def parse_printf(text: str) -> tuple[list[Piece], list[str]]:
     rest = rest.strip()
     if rest and not rest.startswith(","):
         raise CommandError("Invalid argument syntax")
+    if rest and not rest[1:].strip():
+        raise CommandError("Bad format string: an argument is empty.")
     args = split_arguments(rest[1:]) if rest else []
     pieces = parse_format(fmt)
     if sum(1 for p in pieces if p.conv) != len(args):
@@ -212,7 +214,30 @@ def format_one(p: Piece, arg: str, ctx: Any) -> str:
         n -= 1 << bits
     if conv == "c":
         return _spec(p, "c") % chr(n & 0xFF)
-    return _spec(p, "d" if conv in "diu" else conv) % n
+    return c_integer(p, n, conv)
+
+
+def c_integer(p: Piece, n: int, conv: str) -> str:
+    """C's integer conversions exactly (Python's % differs: `%#o` is
+    `0o17` there, `017` in C; `%+u` has no sign in C; `%#x` of 0 is `0`)."""
+    digits = {"x": "x", "X": "X", "o": "o"}.get(conv, "d")
+    text = format(abs(n), digits)
+    if p.prec is not None:
+        text = "" if int(p.prec) == 0 and n == 0 else text.rjust(int(p.prec), "0")
+    prefix = ""
+    if conv in "di":
+        prefix = "-" if n < 0 else "+" if "+" in p.flags else " " if " " in p.flags else ""
+    if "#" in p.flags:
+        if conv in "xX" and n != 0:
+            prefix = "0" + conv
+        elif conv == "o" and not text.startswith("0"):
+            text = "0" + text
+    width = int(p.width or 0)
+    if "-" in p.flags:
+        return (prefix + text).ljust(width)
+    if "0" in p.flags and p.prec is None:
+        return prefix + text.rjust(width - len(prefix), "0")
+    return (prefix + text).rjust(width)
 
 
 def render(pieces: list[Piece], args: list[str], ctx: Any) -> str:
