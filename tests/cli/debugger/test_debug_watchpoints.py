@@ -63,6 +63,8 @@ def test_rwatch_on_a_g_local_array_element_stops_only_its_thread_reading_it(gdb,
     (hit,) = _stops(out)                  # the FILL loop writes buf[1]: a read watchpoint ignores it
     assert hit.startswith('Thread 1 "python" hit Hardware read watchpoint 2: buf[1]\n\nValue = 38\n'), hit
     assert "by thread (5,0,0) in block (1,0,0)" in hit and hit.count("  by ") == 1
+    # the thread's local memory ends with the grid, and so does the watchpoint
+    assert "\nWatchpoint 2 deleted because the program has left the block in\nwhich its expression is valid.\n" in out
     assert err == ""
 
 

@@ -319,6 +319,8 @@ class Debugger:
                 kernel_event(self, ev.grid, finished=False)
             elif ev.kind is EventKind.KERNEL_FINISHED and ev.grid is not None:
                 self.kernels.note(ev.grid, finished=True)
+                from .watchpoints import grid_ended
+                grid_ended(self, ev)
                 kernel_event(self, ev.grid, finished=True)
             elif ev.kind is EventKind.PAGE_FAULT:
                 self._page_fault = ev

@@ -232,3 +232,18 @@ def merged(lines: list[str], dbg: Any) -> list[str]:
     if not header:
         header = ["Num     Type           Disp Enb Address            What"]
     return header + [line for _n, group in sorted(rows, key=lambda r: r[0]) for line in group]
+
+
+def grid_ended(dbg: Any, ev: Any) -> None:
+    """gdb's notice for the watchpoints the Session deleted when their grid
+    (whose shared or local memory they watched) ended."""
+    ended = dbg.session.__dict__.get("ended_watchpoints")
+    if not ended:
+        return
+    recs = records(dbg)
+    for w in [w for w in ended if w.dev == ev.dev and w.grid_id == ev.grid.grid_id]:
+        ended.remove(w)
+        if recs.pop(w.id, None) is not None:
+            dbg.conditions.pop(w.id, None)
+            print(f"\nWatchpoint {w.id} deleted because the program has left the block in\n"
+                  f"which its expression is valid.")
