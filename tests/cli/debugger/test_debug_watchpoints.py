@@ -123,3 +123,17 @@ def test_next_over_the_write_stops_at_the_watchpoint(gdb, host):
     # the first `next` ended at the store (mid-line), the second went on to the next line
     assert re.search(rf"^0x[0-9a-f]+ in wk<<<.*at wk.cu:{one}\n{one}\t.*\n{one + 1}\t    out\[i\] =", hit, re.M), hit
     assert "out [17, 17, 16, 16, 39, 39]" in out and err == ""
+
+
+def test_one_store_of_many_lanes_reports_each_watchpoint_it_touched(gdb, host):
+    prog = host(WK, BODY, name="wk.cu", options=("-G",))
+    _, out, err = gdb(prog, f"break wk.cu:{line_of('ONE')}", "run", "watch out[0]@8", "watch out[40]", "continue",
+                      "continue")
+    (hit,) = _stops(out)
+    assert hit.startswith('Thread 1 "python" hit Hardware watchpoint 2: out[0]@8\n\n'
+                          "Old value = {0, 0, 0, 0, 0, 0, 0, 0}\nNew value = {15, 15, 14, 14, 13, 13, 12, 12}\n"
+                          "  by thread (0,0,0) in block (0,0,0) [sm 0, warp 0, lane 0]\n"), hit
+    assert "  by thread (3,0,0) in block (0,0,0) [sm 0, warp 0, lane 3]\n  and 4 more threads\n" in hit
+    assert "\nHardware watchpoint 3: out[40]\n\nOld value = 0\nNew value = 27\n" \
+           "  by thread (8,0,0) in block (1,0,0) [sm 1, warp 0, lane 8]\n" in hit
+    assert f"at wk.cu:{line_of('COPY')}" in hit and err == ""
