@@ -165,7 +165,7 @@ def test_memcpy_3d_with_positions(fake, opcodes):
 
 
 @pytest.mark.parametrize("case,code", [
-    ("array", E.mcErrorInvalidValue),
+    ("array", E.mcErrorInvalidResourceHandle),   # not a live mcArray_t
     ("width_over_pitch", E.mcErrorInvalidPitchValue),
     ("rows_over_slice", E.mcErrorInvalidValue),
     ("kind", E.mcErrorInvalidMemcpyDirection),

@@ -13,7 +13,8 @@ of the program, handed over as a view of those very bytes
 before a synchronous call returns, a host-to-device copy snapshots it. The
 synchronous forms use the default stream (the per-thread one in `_ptds`),
 the Async forms the stream given (0 meaning the per-thread one in `_ptsz`).
-CUDA arrays do not exist yet: a copy naming one is CUDA_ERROR_NOT_SUPPORTED.
+A side of memory type CU_MEMORYTYPE_ARRAY is a CUDA array (arrays.py): its
+base, row pitch and bounds replace the pitch and pointer (array_side).
 """
 from __future__ import annotations
 
@@ -222,8 +223,8 @@ def _side(ctx: Any, p: Any, role: str, extent: int, offset: int) -> tuple[Any, i
     """(operand at the region start, required role) of one side of a
     CUDA_MEMCPY2D/3D; role is 'host', 'device' or None (unified)."""
     mtype = getattr(p, f"{role}MemoryType")
-    if mtype == ARRAY or getattr(p, f"{role}Array"):
-        raise fail(R.CUDA_ERROR_NOT_SUPPORTED, f"{role}: CUDA arrays are not supported by the simulator yet")
+    if mtype == ARRAY:
+        raise fail(INVALID, f"{role}: an array side is resolved by array_side")   # callers branch first
     writable = role == "dst"
     name = f"{role}{'Host' if mtype == HOST else 'Device'}"
     if mtype == HOST:
@@ -244,12 +245,27 @@ _KINDS = {("host", "host"): KIND_HTOH, ("host", "device"): KIND_HTOD, ("device",
           ("device", "device"): KIND_DTOD}
 
 
+def array_side(p: Any, role: str, width: int, height: int, depth: int) -> tuple[int, T.Layout]:
+    """(address of the region start, layout) of a CU_MEMORYTYPE_ARRAY side."""
+    from gpudbg.cuda_driver.arrays import array_of
+    from gpudbg.driver import arrays as _arrays
+    z = getattr(p, f"{role}Z", 0)
+    if getattr(p, f"{role}LOD", 0):
+        raise fail(INVALID, f"{role}LOD must be 0 (use cuMipmappedArrayGetLevel for a level)")
+    return _arrays.region(array_of(getattr(p, f"{role}Array")), getattr(p, f"{role}XInBytes"),
+                          getattr(p, f"{role}Y"), z, width, height, depth, role)
+
+
 def _copy_2d(pCopy: int, hStream: int | None, per_thread: bool = False) -> None:
     ctx = current_context()
     p = cabi.struct_at(pCopy, CUDA_MEMCPY2D, "pCopy")
     width, height = p.WidthInBytes, p.Height
     sides = {}
     for role in ("src", "dst"):
+        if getattr(p, f"{role}MemoryType") == ARRAY:
+            addr, lay = array_side(p, role, width, height, 1)
+            sides[role] = (addr, "device", lay.pitch)
+            continue
         pitch = getattr(p, f"{role}Pitch")
         if height > 1 and pitch < width:
             raise fail(INVALID, f"{role}Pitch={pitch} is smaller than WidthInBytes={width}")
@@ -293,6 +309,10 @@ def _copy_3d(pCopy: int, hStream: int | None, per_thread: bool = False, peer: bo
             contexts.add(context_of(getattr(p, f"{role}Context")))
         elif getattr(p, "reserved0" if role == "src" else "reserved1"):
             raise fail(INVALID, f"{'reserved0' if role == 'src' else 'reserved1'} must be NULL")
+        if getattr(p, f"{role}MemoryType") == ARRAY:
+            operands[role], layouts[role] = array_side(p, role, region.width, region.height, region.depth)
+            roles[role] = "device"
+            continue
         if getattr(p, f"{role}LOD"):
             raise fail(INVALID, f"{role}LOD must be 0 (mipmap levels belong to CUDA arrays)")
         pitch, rows = getattr(p, f"{role}Pitch"), getattr(p, f"{role}Height")

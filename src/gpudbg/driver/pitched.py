@@ -146,7 +146,13 @@ def copy_param_2d(ctx: Any, p: Any, stream: Any, is_async: bool, max_pitch: int)
         except ValueError:
             raise EngineError(INVALID, f"{role}MemoryType={mtype!r} is not a CUmemorytype") from None
         if mtype is CUmemorytype.CU_MEMORYTYPE_ARRAY or getattr(p, f"{role}Array"):
-            raise EngineError(INVALID, f"{role}: arrays are not part of this API")
+            from gpudbg.driver import arrays   # an array side: its base, row pitch and bounds
+            arr = arrays.live(getattr(p, f"{role}Array"), "pCopy", f"{role}Array")
+            addr, lay = arrays.region(arr, _n(f"{role}XInBytes", getattr(p, f"{role}XInBytes")),
+                                      _n(f"{role}Y", getattr(p, f"{role}Y")), 0, _n("WidthInBytes", p.WidthInBytes),
+                                      _n("Height", p.Height), 1, role)
+            sides.append((CUmemorytype.CU_MEMORYTYPE_DEVICE, addr, lay.pitch))
+            continue
         host, device = getattr(p, f"{role}Host"), getattr(p, f"{role}Device")
         if mtype is CUmemorytype.CU_MEMORYTYPE_HOST:
             operand = host

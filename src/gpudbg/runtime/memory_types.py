@@ -8,8 +8,9 @@ field by field (often starting from a zeroed struct); checking happens in
 the driver when a struct is used, so a half-filled struct is fine until
 then. A host operand (`ptr`, `srcHost`, `dstHost`) may be a buffer-protocol
 object (pageable or registered host memory) where C would pass a host
-pointer. Arrays (mcArray_t) are not modelled; their fields exist so ported
-code that zeroes them still runs, and a non-None array is rejected.
+pointer. srcArray/dstArray name CUDA arrays (mcArray_t, runtime/api/
+arrays.py); with an array on either side the extent and that side's
+position count elements, as in cudaMemcpy3D.
 """
 from __future__ import annotations
 

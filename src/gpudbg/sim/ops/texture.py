@@ -70,7 +70,7 @@ def lanes_by_handle(X, idx, read, want: type, what: str):
         if not isinstance(state, want):
             raise LaneFault(CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS,
                             f"Invalid {what} handle: {table.explain(int(value), what)}",
-                            int(pos[0]), int(value), 8, None, pos)
+                            int(pos[0]), None, None, None, pos)
         groups.append((state, pos))
     return groups
 
