@@ -275,3 +275,37 @@ def test_source_step_over_the_write_stops_at_the_watchpoint(session):
     session.delete_watchpoint(wp)
     session.resume(0)
     host.join()
+
+
+BIG = r"""
+extern "C" __global__ void big(int *out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = i * 3;
+}
+"""
+
+
+def test_global_watch_stops_a_lane_of_a_later_wave_of_a_big_grid(session):
+    holder = {}
+    n = 1 << 20                       # 4096 blocks: more than the device holds at once
+    bp = session.break_at_kernel("big")
+
+    def host():
+        m = gpudbg.compile(BIG, name="big.cu")
+        d = gpudbg.zeros(n, np.int32)
+        holder["ptr"] = d.ptr
+        m.big[n // 256, 256](d, n)
+        return d.to_host()
+    h = Host(host)
+    first = stop(session)
+    session.delete_breakpoint(bp)
+    first_blocks = {w.block_idx for w in session.warps(0)}
+    assert (4095, 0, 0) not in first_blocks
+    session.watch(holder["ptr"] + (n - 1) * 4, 4)
+    session.resume(0)
+    ev = stop(session, timeout=300)
+    assert ev.reason is StopReason.WATCHPOINT and first.grid.grid_id == ev.grid.grid_id
+    assert _thread(session, ev.lanes[0]) == ((4095, 0, 0), (255, 0, 0))
+    assert _int(ev.watch_hits[0].new) == 3 * (n - 1)
+    session.resume(0)
+    assert h.join(300)[-1] == 3 * (n - 1)
