@@ -78,7 +78,11 @@ OPTIMIZED = (ARCH,)
 DEBUG = (ARCH, "-G")
 LINEINFO = (ARCH, "-lineinfo")
 # the builds each test module uses, which are the fixtures worth keeping
-VARIANTS = {"faults": [LINEINFO, DEBUG], "tensor90": [("-arch=compute_90",)]}
+ASYNC_O = (ARCH, "-std=c++17")
+ASYNC_90 = ("-arch=compute_90", "-std=c++17")
+VARIANTS = {"faults": [LINEINFO, DEBUG], "tensor90": [("-arch=compute_90",)],
+            # its -G build (1.9 MB of libcu++) is compiled by the test, not kept
+            "async_copy": [ASYNC_O, ASYNC_90]}
 DEFAULT_VARIANTS = [OPTIMIZED, DEBUG]
 
 
