@@ -309,3 +309,46 @@ def test_global_watch_stops_a_lane_of_a_later_wave_of_a_big_grid(session):
     assert _int(ev.watch_hits[0].new) == 3 * (n - 1)
     session.resume(0)
     assert h.join(300)[-1] == 3 * (n - 1)
+
+
+GENERIC = r"""
+__device__ __noinline__ void put(int *p, int v) { *p = v; }
+
+extern "C" __global__ void gk(int *out) {
+    __shared__ int sdata[32];
+    int local[2];
+    int t = threadIdx.x;
+    put(&sdata[t], t + 100);
+    put(&local[t % 2], t + 200);
+    __syncthreads();
+    out[blockIdx.x * 32 + t] = sdata[31 - t] + local[t % 2];
+}
+"""
+
+
+def test_stores_through_generic_pointers_hit_shared_and_local_watches(session):
+    bp = session.break_at_line("gk.cu", 8)
+
+    def host():
+        m = gpudbg.compile(GENERIC, name="gk.cu", options=["-G"])
+        d = gpudbg.zeros(64, np.int32)
+        m.gk[2, 32](d)
+        return d.to_host()
+    h = Host(host)
+    stop(session)
+    session.delete_breakpoint(bp)
+    lane = _lane_of(session, (1, 0, 0), (7, 0, 0))
+    sdata = session.read_variable(0, *lane, "sdata")
+    local = session.read_variable(0, *lane, "local")
+    session.watch(sdata.address + 9 * 4, 4, space=sdata.space, lane=lane)     # block 1's sdata[9]
+    session.watch(local.address + 4, 4, space=local.space, lane=lane)         # thread 7's local[1]
+    session.resume(0)
+    got = []
+    for _ in range(2):
+        ev = stop(session)
+        (hit,) = ev.watch_hits
+        got.append((_thread(session, ev.lanes[0]), _int(hit.new), session.function_at(0, ev.address)[0]))
+        session.resume(0)
+    assert got == [(((1, 0, 0), (9, 0, 0)), 109, "_Z3putPii"), (((1, 0, 0), (7, 0, 0)), 207, "_Z3putPii")]
+    out = h.join()
+    assert out[32 + 22] == 109 + 222          # sdata[9] + its own local[0]
