@@ -63,7 +63,8 @@ class WatchSet:
         out = leader.copy()
         at = np.fromiter(pcs, dtype=np.int64, count=len(pcs))
         out[at] = True
-        out[at + 1] = True          # code ends with exit, so pc + 1 exists
+        after = at + 1
+        out[after[after < len(out)]] = True
         return out
 
 
@@ -99,7 +100,7 @@ def _owners(run: Any, ws: WatchSet) -> dict[int, int | None]:
             out[w.id] = -1
             continue
         out[w.id] = None
-        if w.grid_id is not None and w.grid_id != int(X.grid_id) or w.block_idx is None:
+        if w.block_idx is None or (w.grid_id is not None and w.grid_id != int(X.grid_id)):
             continue
         pb = [np.asarray(L.ctaid.per_block(a)) if hasattr(L.ctaid, "per_block")
               else np.asarray(L.ctaid[a])[::L.slots_per_block] for a in range(3)]
@@ -168,14 +169,14 @@ def watched_step(ws: WatchSet, run: Any, code: list, leader: np.ndarray, pc: int
     execute_step(X, code, leader, pc, idx)
     address = X.program.code_address(pc)
     L = X.layout
+
+    def lanes_of(s: np.ndarray) -> tuple:
+        return tuple((int(L.sm[x]), int(L.warp[x]), int(L.lane[x])) for x in s)
     hits = []
     for i, parts in touched.items():
         slots = np.concatenate([p[0] for p in parts])
         uniq, first = np.unique(slots, return_index=True)
         accessed = np.concatenate([p[1] for p in parts])[first]
-
-        def lanes_of(s: np.ndarray) -> tuple:
-            return tuple((int(L.sm[x]), int(L.warp[x]), int(L.lane[x])) for x in s)
         readers = np.unique(np.concatenate([p[0] for p in parts if p[2]] or [np.zeros(0, np.int64)]))
         writers = np.unique(np.concatenate([p[0] for p in parts if p[3]] or [np.zeros(0, np.int64)]))
         hits.append(WatchHit(i, address, lanes_of(uniq), lanes_of(readers), lanes_of(writers),
