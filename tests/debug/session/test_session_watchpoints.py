@@ -352,3 +352,19 @@ def test_stores_through_generic_pointers_hit_shared_and_local_watches(session):
     assert got == [(((1, 0, 0), (9, 0, 0)), 109, "_Z3putPii"), (((1, 0, 0), (7, 0, 0)), 207, "_Z3putPii")]
     out = h.join()
     assert out[32 + 22] == 109 + 222          # sdata[9] + its own local[0]
+
+
+def test_without_watchpoints_the_debugged_loop_has_the_plain_leaders(session):
+    holder = {}
+    host = _global(session, holder)
+    port = session.backend._port(0)
+    prog = port.launch["function"].program
+    assert port.leaders(prog)[0] is prog.leader          # nothing armed: the program's own blocks
+    wp = session.watch(holder["ptr"], 4)
+    leader = port.leaders(prog)[0]
+    memory_pcs = port.watches.pcs(prog)
+    assert memory_pcs and all(leader[pc] and leader[pc + 1] for pc in memory_pcs)
+    session.delete_watchpoint(wp)
+    assert port.watches is None and port.leaders(prog)[0] is prog.leader
+    session.resume(0)
+    host.join()
