@@ -80,14 +80,16 @@ class DapClient:
             assert r["success"], f"{command} failed: {r.get('message')}"
         return r
 
-    def wait_event(self, name: str, timeout: float = TIMEOUT) -> dict:
+    def wait_event(self, name: str | tuple[str, ...], timeout: float = TIMEOUT) -> dict:
+        """The next event named `name` (or any of several names)."""
+        names = (name,) if isinstance(name, str) else name
         while True:
             try:
                 ev = self.events.get(timeout=timeout)
             except queue.Empty:
                 raise AssertionError(f"no '{name}' event within {timeout} s; output: "
                                      f"{''.join(o['output'] for o in self.output)[-2000:]}") from None
-            if ev["event"] == name:
+            if ev["event"] in names:
                 return ev
             if ev["event"] in ("_eof", "_framing_error"):
                 raise AssertionError(f"adapter ended before a '{name}' event: {ev.get('body')}; "

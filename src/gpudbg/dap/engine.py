@@ -56,6 +56,13 @@ class DapDebugger(Debugger):
         self.engine = engine
         self.last_stop: Any = None
 
+    def wait(self) -> None:
+        """A step whose warp ran off its kernel lets everything run on
+        (cuda-gdb's rule): the adapter says so with `continued`."""
+        if self.engine.stepping:
+            self.engine.send("continued", {"threadId": 1, "allThreadsContinued": True})
+        super().wait()
+
     def dispatch(self, ev: Any, report: bool = True) -> bool:
         from gpudbg.debug.backend import StopReason as DeviceStop
         from gpudbg.debug.events import EventKind
@@ -90,6 +97,7 @@ class Engine:
         self._jobs: "queue.Queue[Callable[[], None] | None]" = queue.Queue()
         self._worker: threading.Thread | None = None
         self.last_stop_body: dict | None = None
+        self.stepping = False
 
     # ------------------------------------------------------------ launch
     def launch_program(self, program: str, args: list[str], cwd: str | None, env: dict | None,
@@ -186,12 +194,15 @@ class Engine:
         dbg = self.need_dbg()
         dbg.last_stop = None
         dbg.api_stopped = None
+        self.stepping = step
         try:
             action()
         except _debug_errors() as e:
             print(error_text(e))
         except Exception as e:   # a gpudbg bug must not kill the execution thread silently
             print(f"internal error while running: {type(e).__name__}: {e}")
+        finally:
+            self.stepping = False
         self.report(step)
 
     def report(self, step: bool) -> None:
@@ -242,10 +253,9 @@ class Engine:
         return body
 
     def _stopped(self, body: dict) -> None:
-        from .threads import focus_thread_id
-        tid = focus_thread_id(self)
-        if tid is not None:
-            body["threadId"] = tid
+        from .threads import HOST_THREAD_ID, focus_thread_id
+        tid = focus_thread_id(self)          # no lane resident (paused before a launch ran): the host
+        body["threadId"] = tid if tid is not None else HOST_THREAD_ID
         self.last_stop_body = body
         self.send("stopped", body)
 

@@ -28,6 +28,11 @@ from .output import mark_adapter_thread
 from .protocol import CAPABILITIES, DapError, Sequencer, event, response
 
 
+class Unauthorized(DapError):
+    """A TCP request without the session's token: answered, then the
+    connection is closed."""
+
+
 class Server:
     def __init__(self, reader: Reader, writer: Writer, token: str | None = None):
         from .engine import Engine
@@ -80,7 +85,8 @@ class Server:
             self.output("console", f"gpudbg dap: ignored a message that is not a request: {str(msg)[:200]}\n")
             return
         command = msg["command"]
-        args = msg.get("arguments") or {}
+        args = msg.get("arguments")
+        args = {} if args is None else args
         after: list[Callable[[], None]] = []
         try:
             if not isinstance(args, dict):
@@ -93,7 +99,7 @@ class Server:
             self.writer.write(response(self.seq(), msg, body))
         except DapError as e:
             self.writer.write(response(self.seq(), msg, error=e.message, show=e.show))
-            if not self.authenticated and command in ("initialize", "launch", "attach"):
+            if isinstance(e, Unauthorized):
                 self.done.set()
         except Exception as e:  # an adapter bug answers the request instead of killing the session
             from .engine import _debug_errors, error_text
@@ -114,7 +120,7 @@ class Server:
             return
         if command == "initialize" and given is None:
             return                          # the token may come with launch/attach
-        raise DapError("gpudbg dap: this TCP session needs its token: pass \"token\" in the initialize, "
+        raise Unauthorized("gpudbg dap: this TCP session needs its token: pass \"token\" in the initialize, "
                        "launch or attach arguments." if given is None else "gpudbg dap: wrong token.",
                        show=True)
 
