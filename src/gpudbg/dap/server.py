@@ -293,7 +293,10 @@ class Server:
 
     def cuda_focus(self, args: dict, after: list) -> dict:
         self._invalidate()
-        return threads.focus_request(self.engine, args)
+        body = threads.focus_request(self.engine, args)
+        if self.client.get("supportsInvalidatedEvent"):    # the editor re-reads its thread and stack views
+            after.append(lambda: self.send_event("invalidated", {"areas": ["threads", "stacks", "variables"]}))
+        return body
 
     def cuda_threads(self, args: dict, after: list) -> dict:
         return threads.tree_request(self.engine, args)
