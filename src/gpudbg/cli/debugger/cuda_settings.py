@@ -133,17 +133,12 @@ def start_memcheck(dbg: Any) -> None:
 def stop_memcheck(dbg: Any, leaks: bool = True) -> None:
     """End of the run (or memcheck off): what only the end knows (leaks;
     not after a kill, which frees nothing the program would have)."""
-    from gpudbg.sim import instrument
     s = getattr(dbg, "memcheck_session", None)
     dbg.memcheck_session = None
     if s is None:
         return
-    if leaks:
-        s.finish()
-        return
-    for tool in s.tools:
-        instrument.uninstall(tool)
-    s.tools = []
+    s.config.leak_check = leaks      # the tools' finish also removes their API hooks: always run it
+    s.finish()
 
 
 def program_starting(dbg: Any) -> None:

@@ -71,9 +71,10 @@ def _display(dbg: Any, rest: str) -> None:
     parse(expr)                # a syntax error is refused now, not at every stop
     dbg.display_counter += 1
     d = Display(dbg.display_counter, expr, fmt, examine, function=_scope(dbg, expr, examine))
-    dbg.displays.append(d)
     if dbg.focus is not None and dbg.state_readable(dbg.focus.dev):
-        _show(dbg, d)
+        _first_show(dbg, d)
+    else:
+        dbg.displays.append(d)
 
 
 def _scope(dbg: Any, expr: str, examine: bool) -> str | None:
@@ -117,6 +118,24 @@ def _undisplay(dbg: Any, rest: str) -> None:
             if not any(d.number == n for d in dbg.displays):
                 print(f"No display number {n}.")
         dbg.displays[:] = [d for d in dbg.displays if not lo <= d.number <= hi]
+
+
+def _first_show(dbg: Any, d: Display) -> None:
+    """Show a new display at once; an unknown name refuses it (gdb's
+    rule: a display is parsed where it is made), other errors do not."""
+    from .debugger import _errors
+    from .evaluate import evaluate
+    from .inspection import eval_context
+    if not d.examine:
+        try:
+            evaluate(d.expression, eval_context(dbg))
+        except _errors() as e:
+            message = getattr(e, "message", None) or str(e)
+            if message.startswith("No symbol"):
+                dbg.display_counter -= 1
+                raise CommandError(message) from None
+    dbg.displays.append(d)
+    _show(dbg, d)
 
 
 def _show(dbg: Any, d: Display) -> None:

@@ -255,7 +255,9 @@ def kernels(dbg: Any, filters: dict) -> str:
                 if w.grid_id == g.grid_id:
                     mask |= 1 << w.sm
         rows.append((None, [_mark(f is not None and (f.dev, f.grid) == (g.dev, g.grid_id)),
-                            str(dbg.kernel_of(g.dev, g.grid_id)), "-", str(g.dev), str(g.grid_id),
+                            str(dbg.kernel_of(g.dev, g.grid_id)),
+                            str(dbg.kernel_of(g.dev, g.parent_grid_id)) if g.parent_grid_id else "-",
+                            str(g.dev), str(g.grid_id),
                             _STATUS.get(int(g.status), str(g.status)), f"0x{mask:08x}", dim(g.grid_dim),
                             dim(g.block_dim), invocation(dbg, g)]))
     return render(["", "Kernel", "Parent", "Dev", "Grid", "Status", "SMs Mask", "GridDim", "BlockDim",
@@ -392,10 +394,15 @@ def contexts(dbg: Any, filters: dict) -> str:
 
 
 def launch_trace(dbg: Any) -> str:
+    """The focused kernel and, for a kernel launched from the device, the
+    chain of grids that launched it, innermost first (cuda-gdb's levels)."""
     f = dbg.need_focus()
     g = dbg.session.grid(f.dev, f.grid)
-    rows = [(None, ["*", "0", str(dbg.kernel_of(g.dev, g.grid_id)), str(g.dev), str(g.grid_id),
-                    _STATUS.get(int(g.status), str(g.status)), dim(g.grid_dim), dim(g.block_dim),
-                    invocation(dbg, g)])]
+    rows = []
+    while g is not None:
+        rows.append((None, ["*" if not rows else "", str(len(rows)), str(dbg.kernel_of(g.dev, g.grid_id)),
+                            str(g.dev), str(g.grid_id), _STATUS.get(int(g.status), str(g.status)),
+                            dim(g.grid_dim), dim(g.block_dim), invocation(dbg, g)]))
+        g = safe(dbg.session.grid, g.dev, g.parent_grid_id, default=None) if g.parent_grid_id else None
     return render(["", "Lvl", "Kernel", "Dev", "Grid", "Status", "GridDim", "BlockDim", "Invocation"], rows,
                   right={"Lvl", "Kernel", "Dev", "Grid"})

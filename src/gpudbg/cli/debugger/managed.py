@@ -5,7 +5,7 @@ cuda-gdb shows (`Static managed variables on device 0 are:` and each
 `__managed__` variable's value) is read once from the unified memory:
 each loaded module's `.global .attribute(.managed)` variables, typed by
 the DWARF of a `-G` module (structs and arrays print as `print` prints
-them) or else by their PTX type. Beyond cuda-gdb, the dynamic managed
+them) or else by their PTX type (untyped .b8 data as its bytes). Beyond cuda-gdb, the dynamic managed
 allocations (mcMallocManaged / cudaMallocManaged) are listed after them
 with address and size, since the simulator knows them all.
 """
@@ -40,6 +40,8 @@ def _ptx_value(decl: Any, raw: bytes) -> str:
         items = ["true" if bool(a) else "false" for a in x]
     elif t.kind == "f":
         items = [f"{float(a):.9g}" for a in x]
+    elif t.kind == "b":           # untyped bits (NVVM's .b8 arrays): bytes, as the PTX declares them
+        items = [f"0x{int(a):0{2 * t.size}x}" for a in x]
     else:
         items = [str(int(a)) for a in x]
     return items[0] if len(items) == 1 and not decl.dims else "{" + ", ".join(items) + "}"

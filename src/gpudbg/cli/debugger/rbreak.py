@@ -50,7 +50,8 @@ def signature(dbg: Any, name: str, program: Any) -> str:
     from .frames import safe
     sp = safe(lambda: dbg.session.debug_info(program).function(name))
     if sp is None:
-        kind = "kernel" if program.functions[name].kind == "entry" else "device function"
+        fn = program.module.functions.get(name)
+        kind = "kernel" if fn is not None and fn.kind == "entry" else "device function"
         return f"{source_name(name)}; ({kind} {name})"
     ret = str(sp.return_type) if sp.return_type is not None else "void"
     params = ", ".join(str(p.type) if p.type is not None else "?" for p in sp.parameters)
