@@ -78,7 +78,7 @@ class DLManagedTensorVersioned(ctypes.Structure):
 _api = ctypes.pythonapi
 _CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 _api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CapsuleDestructor]
+_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _api.PyCapsule_IsValid.restype = ctypes.c_int
 _api.PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 _api.PyCapsule_GetPointer.restype = ctypes.c_void_p
@@ -101,19 +101,32 @@ def _release(address: int) -> None:
 _deleter = Deleter(_release)
 
 
+# PyCapsule's C layout (Include/cpython/pycapsule.c): PyObject_HEAD, then pointer, name
+_CAPSULE_POINTER = ctypes.sizeof(ctypes.c_ssize_t) + ctypes.sizeof(ctypes.c_void_p)
+_CAPSULE_NAME = _CAPSULE_POINTER + ctypes.sizeof(ctypes.c_void_p)
+
+
 def _capsule_destructor(capsule: int) -> None:
-    """An unconsumed capsule still owns its struct: call the deleter. (The
-    capsule arrives as a raw address: it is being deallocated.)"""
-    for name in _NAMES:
-        if _api.PyCapsule_IsValid(capsule, name):
-            address = _api.PyCapsule_GetPointer(capsule, name)
-            managed = (DLManagedTensorVersioned if name == b"dltensor_versioned"
-                       else DLManagedTensor).from_address(address)
-            managed.deleter(address)
-            return
+    """The fallback destructor (no C compiler, see dlpack_capsule.py): an
+    unconsumed capsule still owns its struct, so release it. The capsule
+    arrives as a raw address (it is being deallocated: no new reference may
+    be taken), so its fields are read in place."""
+    name = ctypes.c_char_p.from_address(capsule + _CAPSULE_NAME).value
+    if name in _NAMES:
+        _release(ctypes.c_void_p.from_address(capsule + _CAPSULE_POINTER).value or 0)
 
 
-_destructor = _CapsuleDestructor(_capsule_destructor)
+_python_destructor = _CapsuleDestructor(_capsule_destructor)
+_destructor_address: list[int] = []
+
+
+def _destructor() -> int:
+    if not _destructor_address:
+        from gpudbg.api.dlpack_capsule import c_destructor
+        address = c_destructor()
+        _destructor_address.append(address if address is not None else
+                                   ctypes.cast(_python_destructor, ctypes.c_void_p).value or 0)
+    return _destructor_address[0]
 
 
 def dl_dtype(dtype: np.dtype) -> DLDataType:
@@ -182,7 +195,7 @@ def export(arr: Any, *, stream: Any = None, max_version: Any = None, dl_device: 
     managed.manager_ctx = address
     with _exported_lock:
         _exported[address] = (managed, shape, strides, arr)
-    return _api.PyCapsule_New(address, _NAMES[versioned], _destructor)
+    return _api.PyCapsule_New(address, _NAMES[versioned], _destructor())
 
 
 def exported_count() -> int:

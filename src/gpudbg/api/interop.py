@@ -162,7 +162,7 @@ def asarray(obj: Any) -> Any:
         return obj
     if hasattr(obj, "__cuda_array_interface__"):
         return from_cuda_array_interface(obj)
-    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+    if is_device_producer(obj):
         return from_dlpack(obj)
     raise TypeError(f"{type(obj).__name__} is not device memory (no __cuda_array_interface__ or CUDA "
                     f"__dlpack__); gpudbg.to_device() copies host data")
