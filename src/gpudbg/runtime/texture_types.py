@@ -131,6 +131,21 @@ class mcTextureDesc:
     seamlessCubemap: int = 0
 
 
+@dataclass
+class mcResourceViewDesc:
+    """cudaResourceViewDesc (accepted by type; views are not supported, so
+    mcCreateTextureObject refuses any but None)."""
+
+    format: int = 0
+    width: int = 0
+    height: int = 0
+    depth: int = 0
+    firstMipmapLevel: int = 0
+    lastMipmapLevel: int = 0
+    firstLayer: int = 0
+    lastLayer: int = 0
+
+
 _K = mcChannelFormatKind
 _F = CUarray_format
 _FORMATS = {
@@ -175,4 +190,4 @@ def channel_desc(fmt: CUarray_format, channels: int) -> mcChannelFormatDesc:
 __all__ = ["mcChannelFormatKind", "mcResourceType", "mcTextureAddressMode", "mcTextureFilterMode",
            "mcTextureReadMode", "mcArrayFlags", "mcChannelFormatDesc", "mcResourceDesc", "mcResourceDescRes",
            "mcResourceDescArray", "mcResourceDescMipmap", "mcResourceDescLinear", "mcResourceDescPitch2D",
-           "mcTextureDesc"]
+           "mcTextureDesc", "mcResourceViewDesc"]

@@ -16,16 +16,17 @@ from typing import Any
 
 from gpudbg.driver import texture_objects as _objects
 from gpudbg.driver.texture_objects import Resource, ResourceType, Sampling
-from gpudbg.runtime.api._args import Anything, Struct, UInt64
+from gpudbg.runtime.api._args import Struct, UInt64
 from gpudbg.runtime.api._base import _api, _ctx
 from gpudbg.runtime.errors import McError, mcError_t
 from gpudbg.runtime.texture_types import (
-    FormatError, array_format, channel_desc, mcResourceDesc, mcTextureDesc,
+    FormatError, array_format, channel_desc, mcResourceDesc, mcResourceViewDesc, mcTextureDesc,
 )
 
 INVALID = mcError_t.mcErrorInvalidValue
 ResDesc = Struct(mcResourceDesc)
 TexDesc = Struct(mcTextureDesc)
+ViewDesc = Struct(mcResourceViewDesc, optional=True)
 
 
 def _format(desc: Any, where: str) -> tuple[Any, int]:
@@ -86,7 +87,7 @@ def _texture_desc(s: Sampling) -> mcTextureDesc:
 
 
 @_api(1)
-def mcCreateTextureObject(pResDesc: ResDesc, pTexDesc: TexDesc, pResViewDesc: Anything = None) -> int:
+def mcCreateTextureObject(pResDesc: ResDesc, pTexDesc: TexDesc, pResViewDesc: ViewDesc = None) -> int:
     """A texture object over an array, a mipmapped array, or linear or pitched device memory."""
     if pResViewDesc is not None:
         raise McError(INVALID, "pResViewDesc: resource views are not supported; pass None")
