@@ -28,8 +28,8 @@ def register(dbg: Any) -> None:
     add(Command("ptype", lambda rest: _whatis(dbg, rest, expand=True),
                 "ptype EXPR|TYPE: the type, with struct members spelled out"))
     add(Command("set", lambda rest: _set(dbg, rest),
-                "set var EXPR=VALUE | set cuda break_on_launch|api_failures VALUE"))
-    add(Command("show", lambda rest: _show(dbg, rest), "show cuda settings"))
+                "set var EXPR=VALUE | set cuda SETTING VALUE (show cuda lists the settings)"))
+    add(Command("show", lambda rest: _show(dbg, rest), "show cuda [SETTING]: the CUDA settings"))
     add(Command("x", lambda rest: _examine(dbg, rest), "x/NFU ADDRESS: examine memory", repeatable=True))
     add(Command("cuda", lambda rest: focus_command(dbg, rest),
                 "cuda [kernel|grid|block|thread|device|sm|warp|lane] [N | (x,y,z)]...: show or switch the focus",
@@ -145,7 +145,7 @@ def _show(dbg: Any, rest: str) -> None:
     from .execution import show_cuda
     words = rest.split(None, 1)
     if not words or words[0] != "cuda":
-        raise CommandError('"show" knows only "show cuda [break_on_launch|api_failures]".')
+        raise CommandError('"show" knows only "show cuda [SETTING]".')
     print(show_cuda(dbg, words[1] if len(words) > 1 else ""))
 
 
@@ -296,7 +296,8 @@ def _natural(value: Any) -> str:
 def info_registers(dbg: Any, rest: str) -> str:
     f = dbg.need_focus()
     s = dbg.session
-    regs = s.registers(f.dev, f.sm, f.wp, f.ln)
+    level = dbg.frame_level          # after `up`: that frame's registers and pc, as gdb shows them
+    regs = s.frame_registers(f.dev, f.sm, f.wp, f.ln, level) if level else s.registers(f.dev, f.sm, f.wp, f.ln)
     wanted = [w.lstrip("$%") for w in rest.split()]
     lines = []
     by_name = {r.name.lstrip("%"): r for r in regs}
@@ -310,9 +311,10 @@ def info_registers(dbg: Any, rest: str) -> str:
             continue
         lines.append(f"{r.name:<15}{_hex_bits(r.value):<19}{_natural(r.value)}")
     if not wanted or "pc" in wanted:
-        fn = safe(s.function_at, f.dev, lane.pc)
-        sym = f" <{fn[0]}+{fn[1]}>" if fn else ""
-        lines.append(f"{'pc':<15}{f'0x{lane.pc:x}':<19}0x{lane.pc:x}{sym}")
+        pc = s.frames(f.dev, f.sm, f.wp, f.ln)[level].pc if level else lane.pc
+        fn = safe(s.function_at, f.dev, pc - (16 if level else 0))
+        sym = f" <{fn[0]}+{fn[1] + (16 if level else 0)}>" if fn else ""
+        lines.append(f"{'pc':<15}{f'0x{pc:x}':<19}0x{pc:x}{sym}")
     if "errorpc" in wanted:
         epc = s.warp(f.dev, f.sm, f.wp).error_pc
         lines.append(f"{'errorpc':<15}" + (f"0x{epc:x}" if epc is not None else "<not set>"))
