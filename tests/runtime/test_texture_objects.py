@@ -66,9 +66,9 @@ extern "C" __global__ void query(cudaTextureObject_t t, int *out) {
 '''
 
 
-@pytest.fixture(scope="module")
-def kernels():
-    ptx = compile_ptx(SRC, name="textures.cu")
+@pytest.fixture(scope="module", params=["", "-G"], ids=["plain", "-G"])
+def kernels(request):
+    ptx = compile_ptx(SRC, options=[request.param] if request.param else [], name="textures.cu")
     err, m = mc.mcModuleLoadData(ptx)
     assert err == S, mc.last_error_message()
     names = ("sample2d", "sample_uchar4", "sample3d", "sample_layered", "gather", "sample_lod", "fetch1d",

@@ -84,6 +84,9 @@ def load_module(gpu, module: ir.Module) -> LoadedModule:
         for v in module.globals.values():
             if v.space not in ("global", "const") or v.linkage == "extern":
                 continue
+            if v.type in ("texref", "samplerref", "surfref"):
+                raise LoadError(f"{v.loc}: .{v.type} variable {v.name}: .texref/.surfref variables (texture "
+                                f"references, removed in CUDA 12) are not supported; use texture/surface objects")
             size = _var_bytes(v)
             kind = (AllocationKind.MODULE_CONST if v.space == "const"
                     else AllocationKind.MANAGED if v.managed else AllocationKind.MODULE_GLOBAL)
