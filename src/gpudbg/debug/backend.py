@@ -106,6 +106,7 @@ class GridView:
     params: bytes = b""
     cluster_dim: tuple[int, int, int] = (1, 1, 1)
     host_tid: int = 0          # native id of the host thread that launched it (0: unknown)
+    parent_grid_id: int = 0    # the grid that launched it from the device (0: the host did)
 
 
 class LaneView(NamedTuple):

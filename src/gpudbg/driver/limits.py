@@ -189,14 +189,15 @@ def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
     _usage(ctx).update(_kernel_uses(function.kernel))
     lim = _table(ctx)
     want = sim_limits.LaunchLimits(int(lim["stack_size"]), int(lim["printf_fifo_size"]),
-                                   int(lim["malloc_heap_size"]))
+                                   int(lim["malloc_heap_size"]), int(lim["pending_launch_count"]))
     ch = stream.channel
     have = _programmed.get(ch) or sim_limits.defaults(ctx.device.model)
     if have == want:
         return []
     _programmed[ch] = want
     return [C.make(C.Opcode.SET_LAUNCH_LIMITS, stack_size=want.stack_size,
-                   printf_fifo_size=want.printf_fifo_size, malloc_heap_size=want.malloc_heap_size)]
+                   printf_fifo_size=want.printf_fifo_size, malloc_heap_size=want.malloc_heap_size,
+                   pending_launch_count=want.pending_launch_count)]
 
 
 # ------------------------------------------------------------------ device settings

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpudbg.sim import debug_port, engines, instrument, kernel_watch, launch_limits, schedule, sm_pool
+from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits, schedule,
+                        sm_pool)
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
@@ -68,10 +69,13 @@ def instruction_budget(gpu) -> int | None:
 
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
-                observer=None, envregs: dict[int, int] | None = None) -> LaunchStats:
+                observer=None, envregs: dict[int, int] | None = None, depth: int = 0,
+                parent: device_runtime.ChildLaunch | None = None) -> LaunchStats:
     """Run a whole grid to completion, or raise KernelFault. `envregs`:
     the %envregN values the driver gives this launch (a cooperative grid's
-    workspace address), zero elsewhere."""
+    workspace address), zero elsewhere. The grids it launches from the
+    device run after its last wave (sim/device_runtime.py); `depth` and
+    `parent` say where a device-launched grid sits in that tree."""
     grid = tuple(int(g) for g in grid)
     block = tuple(int(b) for b in block)
     job = engines.current_job()
@@ -98,10 +102,11 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     launch = None
     failure: BaseException | None = None
     nwaves = len(plan.waves)
+    children = device_runtime.DeviceLaunches(gpu, grid_id, depth)
     wave_index = 0
     try:
         if port is not None:
-            port.kernel_ready(function, grid, block, shared_bytes, params, grid_id)
+            port.kernel_ready(function, grid, block, shared_bytes, params, grid_id, parent=parent)
         if tap is not None:
             launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
             tap.launch_begin(launch)
@@ -122,6 +127,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         if not placement.default:
                             place(X, placement)
                         X.observer = observer
+                        X.device_launches = children
                         for k, v in (envregs or {}).items():
                             X.envregs[k] = int(v)
                         X.tap = tap if tap is not None and tap.observes_execution else None
@@ -144,10 +150,14 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                     finally:
                         pool.release(placement)
                     wave_index += 1
+        device_runtime.run_children(gpu, children, lambda child, d: launch_grid(
+            gpu, child.function, child.grid, child.block, child.shared, child.params, gpu.next_grid_id(),
+            observer, depth=d, parent=child))
     except BaseException as e:
         failure = e
         raise
     finally:
+        children.release()
         _return_resources(gpu, res)
         if port is not None:
             port.kernel_finished(grid_id)

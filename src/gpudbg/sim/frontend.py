@@ -369,7 +369,7 @@ class Frontend:
                 self.gpu.memory.view(cmd.address, 8).view(np.uint64)[0] = timing.now(self.gpu)
             elif cmd.opcode is C.Opcode.SET_LAUNCH_LIMITS:
                 launch_limits.program(channel, launch_limits.LaunchLimits(
-                    cmd.stack_size, cmd.printf_fifo_size, cmd.malloc_heap_size))
+                    cmd.stack_size, cmd.printf_fifo_size, cmd.malloc_heap_size, cmd.pending_launch_count))
             return None
         except AccessFault as f:
             return ChannelError(CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,

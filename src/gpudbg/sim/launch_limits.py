@@ -37,11 +37,15 @@ MAX_LOCAL_PER_THREAD = 512 * 1024   # bytes of local memory per thread, compute 
 LOCAL_GRANULE = 16
 
 
+DEFAULT_PENDING_LAUNCH_COUNT = 2048   # cudaLimitDevRuntimePendingLaunchCount's default
+
+
 @dataclass(frozen=True)
 class LaunchLimits:
     stack_size: int
     printf_fifo_size: int
     malloc_heap_size: int
+    pending_launch_count: int = DEFAULT_PENDING_LAUNCH_COUNT   # device launches a grid may queue
 
 
 def defaults(model: Any) -> LaunchLimits:
@@ -68,6 +72,7 @@ def apply(gpu: Any, channel: Any) -> None:
         lim = defaults(gpu.model)
     gpu.stack_size = lim.stack_size
     gpu.printf_fifo_size = lim.printf_fifo_size
+    gpu.pending_launch_count = lim.pending_launch_count
     if getattr(gpu, "heap", None) is None:
         gpu.malloc_heap_size = lim.malloc_heap_size
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
+from gpudbg.sim import device_runtime
 from gpudbg.sim.ops import registry
 from gpudbg.sim.ops.base import Built, TranslateContext, UnsupportedInstruction, guard_filter
 
@@ -57,7 +58,7 @@ class FunctionInfo:
     save_offset: int = 0  # recursive functions: where the callee-saved area starts
 
 
-BUILTINS = {"vprintf", "malloc", "free", "__assertfail", "__assert_fail"}
+BUILTINS = {"vprintf", "malloc", "free", "__assertfail", "__assert_fail"} | set(device_runtime.FUNCTIONS)
 
 
 class Program:

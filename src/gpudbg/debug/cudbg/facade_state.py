@@ -321,7 +321,8 @@ class StateEntries(Helpers):
             dev=dev, gridId64=g.grid_id, tid=g.host_tid, context=g.context_id, module=g.module_id,
             function=g.entry_address, functionEntry=g.entry_address, gridDim=CuDim3(*g.grid_dim),
             blockDim=CuDim3(*g.block_dim), type=CUDBGKernelType.CUDBG_KNL_TYPE_APPLICATION,
-            parentGridId=0, origin=CUDBGKernelOrigin.CUDBG_KNL_ORIGIN_CPU,
+            parentGridId=g.parent_grid_id,
+            origin=CUDBGKernelOrigin.CUDBG_KNL_ORIGIN_GPU if g.parent_grid_id else CUDBGKernelOrigin.CUDBG_KNL_ORIGIN_CPU,
             clusterDim=CuDim3(*g.cluster_dim), preferredClusterDim=CuDim3(*g.cluster_dim)),)
 
     def _attribute(self, dev: int, sm: int, wp: int, attr: CUDBGAttribute) -> int:

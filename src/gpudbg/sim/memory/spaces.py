@@ -61,6 +61,7 @@ class AllocationKind(enum.Enum):
     STAGING = "staging"
     LAUNCH = "launch"
     GRID_WORKSPACE = "grid workspace"   # a cooperative launch's grid.sync() barrier: kernels use it
+    DEVICE_LAUNCH = "device launch"     # a device-side launch's parameter buffer (sim/device_runtime.py)
     RING = "ring"
     SEMAPHORE = "semaphore"
     CODE = "code"

@@ -1,5 +1,6 @@
 """Device runtime functions that PTX calls as external `.func`s: vprintf,
-malloc, free and __assertfail.
+malloc, free and __assertfail here, the dynamic-parallelism calls
+(`__cudaCDP2*`) in sim/device_runtime.py.
 
 These are the simulator's equivalent of the device runtime library. They
 run per lane (printf is I/O and assert is terminal, so there is nothing to
@@ -87,6 +88,10 @@ def builtin_call(tc, name: str, arg_src, ret_names):
         return lambda X, idx: _free(X, idx, arg_src)
     if name in ("__assertfail", "__assert_fail"):
         return lambda X, idx: _assertfail(X, idx, arg_src)
+    from gpudbg.sim import device_runtime
+    fn = device_runtime.FUNCTIONS.get(name)
+    if fn is not None:
+        return lambda X, idx: fn(X, idx, arg_src, ret_names)
     raise UnsupportedInstruction(f"device runtime function {name} is not supported")
 
 
