@@ -124,7 +124,7 @@ _UNSUPPORTED = """.version 7.0
 
 
 @pytest.mark.parametrize("body,opcode", [
-    ("wmma.load.a.sync.aligned.row.m16n16k16.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], 16;", "wmma"),
+    ("wgmma.fence.sync.aligned;", "wgmma"),
     ("add.s33 %r1, %r2, %r3;", "add"),
 ])
 def test_unsupported_instruction_fails_at_load(body, opcode):
