@@ -121,7 +121,8 @@ def test_surface_objects_and_handle_errors(ctx):
     out = out_u64()
     assert TX.cuSurfObjectCreate(out.addr, ctypes.addressof(res)) == INVALID_VALUE    # no SURFACE_LDST
     ok = array3d(4, 4, 0, F32, 1, SURFACE_LDST)
-    check(TX.cuSurfObjectCreate(out.addr, ctypes.addressof(array_resource(ok))))
+    ok_res = array_resource(ok)
+    check(TX.cuSurfObjectCreate(out.addr, ctypes.addressof(ok_res)))
     check(TX.cuSurfObjectDestroy(out.value))
     assert TX.cuSurfObjectDestroy(out.value) == INVALID_VALUE
     stale = array_resource(0x1234)

@@ -108,3 +108,17 @@ def test_texture_over_a_freed_array_faults_like_a_use_after_free(k):
     assert mc.mcLaunchKernel(k["read"], 1, 4, [tex, out]) == (S,)
     assert mc.mcDeviceSynchronize() == (E.mcErrorIllegalAddress,)
     assert "freed" in mc.fault_report().format()
+
+
+def test_objects_die_with_their_context(k):
+    arr, rd = _array()
+    err, tex = mc.mcCreateTextureObject(rd, mc.mcTextureDesc(), None)
+    assert mc.mcDeviceReset() == (S,)
+    err, m = mc.mcModuleLoadData(compile_ptx(SRC, name="texfaults.cu"))
+    _, read = mc.mcModuleGetFunction(m, "read")
+    assert mc.mcGetTextureObjectTextureDesc(tex) == (E.mcErrorInvalidValue, None)
+    assert mc.mcFreeArray(arr) == (E.mcErrorInvalidResourceHandle,)     # went with the context's memory
+    _, out = mc.mcMalloc(64)
+    assert mc.mcLaunchKernel(read, 1, 4, [tex, out]) == (S,)
+    assert mc.mcDeviceSynchronize() == (E.mcErrorIllegalAddress,)
+    assert f"handle 0x{tex:x} is a destroyed texture object" in mc.fault_report().message

@@ -425,3 +425,20 @@ def test_linear_filtering_of_integers_read_as_elements_is_refused():
     td.filterMode = 1
     assert mc.mcCreateTextureObject(rd, td, None) == (E.mcErrorInvalidValue, None)
     assert "linear filtering" in mc.last_error_message()
+
+
+def test_param_2d_copies_name_arrays():
+    img = np.arange(24, dtype=np.float32).reshape(4, 6)
+    arr = float_array(np.zeros((4, 6), np.float32))
+    T = mc.mcMemoryType
+    up = mc.mc_Memcpy2D(srcMemoryType=T.mcMemoryTypeHost, srcHost=img, srcPitch=24, dstMemoryType=T.mcMemoryTypeArray,
+                        dstArray=arr, dstXInBytes=8, dstY=1, WidthInBytes=16, Height=3)
+    assert mc.mcMemcpyParam2D(up) == (S,), mc.last_error_message()
+    out = np.zeros((4, 6), np.float32)
+    assert mc.mcMemcpy2DFromArray(out, 24, arr, 0, 0, 24, 4, D2H) == (S,)
+    want = np.zeros((4, 6), np.float32)
+    want[1:4, 2:6] = img[0:3, 0:4]
+    np.testing.assert_array_equal(out, want)
+    up.Height = 4                                    # rows 1..4 of a 4-row array
+    assert mc.mcMemcpyParam2D(up) == (E.mcErrorInvalidValue,)
+    assert "does not fit in CUDA array" in mc.last_error_message()

@@ -197,13 +197,18 @@ _live_lock = threading.Lock()
 
 
 def _register(ctx: Any, obj: Any) -> None:
+    live_arrays()                    # forgets those of destroyed contexts
     with _live_lock:
         _live[obj.id] = obj
 
 
 def live_arrays(ctx: Any = None) -> list[Any]:
-    """The arrays and mipmapped arrays not freed yet (of one context)."""
+    """The arrays and mipmapped arrays not freed yet (of one context); a
+    destroyed context's arrays went with its memory and are forgotten."""
     with _live_lock:
+        for key in [k for k, a in _live.items() if a.context.destroyed]:
+            _live[key].freed = True
+            del _live[key]
         return [a for a in _live.values() if ctx is None or a.context is ctx]
 
 
@@ -214,7 +219,9 @@ def destroy(ctx: Any, obj: Any, api: str) -> None:
         raise EngineError(HANDLE, f"{api}: {obj.describe()} belongs to its mipmapped array; free that instead")
     if not isinstance(obj, (CudaArray, MipmappedArray)) or obj.freed:
         raise EngineError(HANDLE, f"{api}: {obj!r} is not a live array")
-    ctx.synchronize()
+    if obj.context.destroyed:
+        raise EngineError(HANDLE, f"{api}: {obj!r} went with its context (destroyed or reset)")
+    ctx.wait_idle_quietly()          # as cudaFree: the device's work before the free completes first
     obj.context.memory.free(obj.allocation, (AllocationKind.ARRAY,), api)
     obj.freed = True
     with _live_lock:
@@ -230,7 +237,8 @@ def level_of(mip: Any, level: Any, api: str) -> CudaArray:
 
 
 def live(arr: Any, api: str, role: str = "array") -> CudaArray:
-    if not isinstance(arr, CudaArray) or arr.freed or (arr.parent is not None and arr.parent.freed):
+    if not isinstance(arr, CudaArray) or arr.freed or (arr.parent is not None and arr.parent.freed) \
+            or arr.context.destroyed:
         raise EngineError(HANDLE, f"{api}: {role} {arr!r} is not a live CUDA array")
     return arr
 

@@ -147,6 +147,8 @@ def copy_param_2d(ctx: Any, p: Any, stream: Any, is_async: bool, max_pitch: int)
             raise EngineError(INVALID, f"{role}MemoryType={mtype!r} is not a CUmemorytype") from None
         if mtype is CUmemorytype.CU_MEMORYTYPE_ARRAY or getattr(p, f"{role}Array"):
             from gpudbg.driver import arrays   # an array side: its base, row pitch and bounds
+            if getattr(p, f"{role}Array") is None:
+                raise EngineError(INVALID, f"{role}MemoryType is an array but {role}Array is NULL")
             arr = arrays.live(getattr(p, f"{role}Array"), "pCopy", f"{role}Array")
             addr, lay = arrays.region(arr, _n(f"{role}XInBytes", getattr(p, f"{role}XInBytes")),
                                       _n(f"{role}Y", getattr(p, f"{role}Y")), 0, _n("WidthInBytes", p.WidthInBytes),

@@ -173,7 +173,19 @@ def create_surface(ctx: Any, res: Resource) -> int:
     return _add(ctx, "surface", res, None, SurfaceState(_image(ctx, res, surface=True)))
 
 
+def _forget_destroyed_contexts() -> None:
+    """Objects die with their context (mcDeviceReset, cuCtxDestroy): their
+    handles leave the device's table, so a later kernel faults on them."""
+    with _lock:
+        dead = [r for r in _records.values() if r.context.destroyed]
+        for r in dead:
+            del _records[r.handle]
+    for r in dead:
+        image_table(r.context.gpu).remove(r.handle)
+
+
 def _add(ctx: Any, kind: str, res: Resource, sampling: Sampling | None, state: Any) -> int:
+    _forget_destroyed_contexts()
     handle = image_table(ctx.gpu).add(state)
     with _lock:
         _records[handle] = ObjectRecord(handle, ctx, kind, res, sampling, state)
@@ -181,6 +193,7 @@ def _add(ctx: Any, kind: str, res: Resource, sampling: Sampling | None, state: A
 
 
 def record(handle: Any, kind: str, api: str) -> ObjectRecord:
+    _forget_destroyed_contexts()
     rec = _records.get(handle) if isinstance(handle, int) else None
     if rec is None or rec.kind != kind:
         raise EngineError(INVALID, f"{api}: {handle!r} is not a live {kind} object")
@@ -199,5 +212,6 @@ def destroy(handle: Any, kind: str, api: str) -> None:
 
 def objects(ctx: Any = None) -> list[ObjectRecord]:
     """The live texture and surface objects (of one context), by handle."""
+    _forget_destroyed_contexts()
     with _lock:
         return sorted((r for r in _records.values() if ctx is None or r.context is ctx), key=lambda r: r.handle)

@@ -14,6 +14,8 @@ arrays), the offset and depth-compare operands and sparse (`d|p`) results.
 """
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from gpudbg.ptx import ir
@@ -21,7 +23,7 @@ from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory.spaces import AccessFault
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.texture import sampler
-from gpudbg.sim.texture.descriptors import Geometry, SurfaceState, TextureState, image_table
+from gpudbg.sim.texture.descriptors import AddressMode, Geometry, SurfaceState, TextureState, image_table
 from gpudbg.sim.texture.formats import CL_CHANNEL_ORDER, CL_CHANNEL_TYPE
 
 U64 = np.dtype(np.uint64)
@@ -161,8 +163,10 @@ def _sample_group(X, tex, geometry, layer, spatial, lod, integer, gather_comp=No
     coords = spatial
     normalized = None
     if geometry in (Geometry.CUBE, Geometry.ACUBE):
+        # a face is always sampled clamped to its edges (no seamless filtering across faces)
         face, s, t = sampler_face(spatial)
         coords, normalized = [s, t], True
+        tex = dataclasses.replace(tex, address_modes=(AddressMode.CLAMP,) * 3)
     slices = _slices(tex, geometry, layer, face) if (layer is not None or face is not None) \
         else np.zeros(n, np.int64)
     if gather_comp is not None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gpudbg.sim.faults import LaneFault
 from gpudbg.sim.texture import filtering as flt
 from gpudbg.sim.texture.descriptors import FilterMode, Geometry, Image, Level, TextureState
 from gpudbg.sim.texture.formats import dtype_of, srgb_to_linear, to_normalized_float
@@ -139,10 +140,11 @@ def gather(gmem, tex: TextureState, level: Level, coords: list[np.ndarray], slic
 
 
 def select_lod(tex: TextureState, lod: np.ndarray) -> np.ndarray:
-    """Bias and clamp a level of detail as the descriptor says."""
+    """Bias and clamp a level of detail as the descriptor says
+    (minMipmapLevelClamp..maxMipmapLevelClamp, within the levels there are)."""
     lod = np.asarray(lod, np.float32) + np.float32(tex.mipmap_level_bias)
     top = len(tex.image.levels) - 1
-    hi = min(float(tex.max_mipmap_level_clamp), top) if tex.max_mipmap_level_clamp > 0 else top
+    hi = min(float(tex.max_mipmap_level_clamp), top)      # CUDA: a zeroed desc samples level 0 only
     lo = max(0.0, float(tex.min_mipmap_level_clamp))
     return np.clip(np.nan_to_num(lod, nan=0.0), lo, max(lo, hi)).astype(np.float32)
 
@@ -176,8 +178,14 @@ def _per_level(gmem, tex, coords, slices, which: np.ndarray, integer_coords, nor
     out = None
     for lv in np.unique(which):
         sel = np.flatnonzero(which == lv)
-        part = sample_level(gmem, tex, tex.image.levels[int(lv)], [np.asarray(c)[sel] for c in coords],
-                            np.asarray(slices)[sel], integer_coords, normalized)
+        try:
+            part = sample_level(gmem, tex, tex.image.levels[int(lv)], [np.asarray(c)[sel] for c in coords],
+                                np.asarray(slices)[sel], integer_coords, normalized)
+        except LaneFault as f:          # renumber the level's lanes as the caller's
+            f.lane = int(sel[f.lane]) if 0 <= f.lane < len(sel) else f.lane
+            if f.lanes is not None:
+                f.lanes = sel[np.asarray(f.lanes)]
+            raise
         if out is None:
             out = np.zeros((n, 4), dtype=part.dtype)
         out[sel] = part
