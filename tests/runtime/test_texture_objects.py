@@ -442,3 +442,40 @@ def test_param_2d_copies_name_arrays():
     up.Height = 4                                    # rows 1..4 of a 4-row array
     assert mc.mcMemcpyParam2D(up) == (E.mcErrorInvalidValue,)
     assert "does not fit in CUDA array" in mc.last_error_message()
+
+
+def test_srgb_and_half_textures(kernels):
+    rng = np.random.default_rng(9)
+    img = rng.integers(0, 256, (2, 3, 4), dtype=np.uint8)
+    err, desc = mc.mcCreateChannelDesc(8, 8, 8, 8, UNSIGNED)
+    err, arr = mc.mcMallocArray(desc, 3, 2)
+    assert mc.mcMemcpy2DToArray(arr, 0, 0, img, 12, 12, 2, H2D) == (S,)
+    rd = mc.mcResourceDesc()
+    rd.res.array.array = arr
+    td = mc.mcTextureDesc()
+    td.readMode, td.sRGB = 1, 1
+    err, tex = mc.mcCreateTextureObject(rd, td, None)
+    assert err == S
+    u = np.array([0.5, 2.5], np.float32)
+    v = np.array([1.5, 0.5], np.float32)
+    out = np.zeros((2, 4), np.float32)
+    po = dev(out)
+    launch(kernels["sample_uchar4"], 2, [tex, po, dev(u), dev(v), 2])
+    got = back(po, out)
+    c = img[[1, 0], [0, 2]].astype(np.float64) / 255
+    lin = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    np.testing.assert_allclose(got[:, :3], lin[:, :3], rtol=1e-5, atol=1e-6)     # colour decoded
+    np.testing.assert_allclose(got[:, 3], c[:, 3], atol=1e-7)                      # alpha is linear
+    half = rng.standard_normal((3, 5)).astype(np.float16)
+    err, hdesc = mc.mcCreateChannelDesc(16, 0, 0, 0, FLOAT)
+    err, harr = mc.mcMallocArray(hdesc, 5, 3)
+    assert mc.mcMemcpy2DToArray(harr, 0, 0, half, 10, 10, 3, H2D) == (S,)
+    htex = texture(harr, CLAMP, linear=True)
+    n = 16
+    hu = rng.uniform(0, 5, n).astype(np.float32)
+    hv = rng.uniform(0, 3, n).astype(np.float32)
+    hout = np.zeros(n, np.float32)
+    ph = dev(hout)
+    launch(kernels["sample2d"], n, [htex, ph, dev(hu), dev(hv), n])
+    want = [model_2d(half.astype(np.float32), a, b, CLAMP, True, False) for a, b in zip(hu, hv)]
+    np.testing.assert_allclose(back(ph, hout), np.array(want, np.float32), rtol=0, atol=1e-6)
