@@ -5,6 +5,7 @@ from gpudbg.sim.ops import (  # noqa: F401  (imported for registration)
     async_copy,
     compare,
     control,
+    hints,
     logic,
     matrix_moves,
     mbarrier_ops,

@@ -1,6 +1,6 @@
-"""Memory instructions: ld, ldu, st, atom, red, cvta, isspacep, and the
-cache hints (prefetch, applypriority, discard, createpolicy); cp.async is in
-async_copy.py.
+"""Memory instructions: ld, ldu, st, atom, red, cvta, isspacep (cp.async is
+in async_copy.py, the cache hints prefetch/applypriority/discard/createpolicy
+in hints.py).
 
 An instruction's state space picks the memory object that checks and
 serves it: global and const go to the device address space, shared to the
@@ -345,11 +345,3 @@ def build_isspacep(inst, tc) -> Built:
             r = np.zeros(len(v), dtype=bool)
         d(X, idx, r)
     return Built(run)
-
-
-@op("prefetch", "prefetchu", "applypriority", "discard", "createpolicy")
-def build_hint(inst, tc) -> Built:
-    if inst.opcode == "createpolicy":
-        d = tc.writer(inst.operands[0])
-        return Built(lambda X, idx: d(X, idx, np.uint64(0)))
-    return Built(lambda X, idx: None)
