@@ -39,6 +39,23 @@ def test_wmma_f16_gemm_64x64x64(opts):
 
 
 @BUILDS
+def test_shared_memory_tiled_wmma_gemm_with_padded_rows(opts):
+    """cudaTensorCoreGemm's structure: skewed shared tiles (16-byte aligned
+    row starts), wmma from shared memory, an elementwise epilogue on the
+    accumulator fragment (alpha * acc + beta * c)."""
+    rs = np.random.RandomState(13)
+    n = 64
+    A, B = halves(rs, n, n), halves(rs, n, n)
+    C = rs.standard_normal((n, n)).astype(np.float32)
+    alpha, beta = 0.5, -2.0
+    r = run(ptx(opts), "wmma_shared_tiled", (2, 2), (128,), [A, B, C, Out(n * n, np.float32), n, alpha, beta])
+    acc = mma_f32_ref(A.astype(np.float64), B.astype(np.float64), np.zeros((n, n)))
+    ref = (np.float32(alpha) * acc + np.float32(beta) * C).astype(np.float32)
+    # the epilogue may be contracted to an fma: equal up to its last-bit rounding
+    assert np.allclose(r[3].reshape(n, n), ref, rtol=1e-6, atol=1e-6)
+
+
+@BUILDS
 @pytest.mark.parametrize("shape", [(32, 8, 16), (8, 32, 16)], ids=["m32n8k16", "m8n32k16"])
 def test_wmma_half_accumulators_col_major(opts, shape):
     M, N, K = shape

@@ -264,3 +264,36 @@ extern "C" __global__ void ldmatrix_at(int offset, unsigned *out) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];" : "=r"(r) : "r"(p));
     out[lane] = r;
 }
+
+// The shape of CUDA's cudaTensorCoreGemm sample, reduced: a block of 4 warps
+// stages 32x16 slices of A and B in shared memory whose rows are padded by
+// 8 halves (16 bytes: rows start 16-byte but not 32-byte aligned), each warp
+// computes one 16x16 tile of the block's 32x32 output; C = alpha*A*B + beta*C
+#define SKEW 8
+extern "C" __global__ void wmma_shared_tiled(const half *A, const half *B, const float *C, float *D,
+                                             int n, float alpha, float beta) {
+    __shared__ __align__(32) half As[32][16 + SKEW];
+    __shared__ __align__(32) half Bs[16][32 + SKEW];
+    int warp = threadIdx.x / 32, wm = warp / 2, wn = warp % 2;
+    int bm = blockIdx.y * 32, bn = blockIdx.x * 32;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    for (int k = 0; k < n; k += 16) {
+        for (int i = threadIdx.x; i < 32 * 16; i += blockDim.x) {
+            As[i / 16][i % 16] = A[(bm + i / 16) * n + k + i % 16];
+            Bs[i / 32][i % 32] = B[(k + i / 32) * n + bn + i % 32];
+        }
+        __syncthreads();
+        wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+        wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> fb;
+        wmma::load_matrix_sync(fa, &As[wm * 16][0], 16 + SKEW);
+        wmma::load_matrix_sync(fb, &Bs[0][wn * 16], 32 + SKEW);
+        wmma::mma_sync(acc, fa, fb, acc);
+        __syncthreads();
+    }
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+    const float *ct = C + (bm + wm * 16) * n + bn + wn * 16;
+    wmma::load_matrix_sync(c, ct, n, wmma::mem_row_major);
+    for (int i = 0; i < c.num_elements; i++) c.x[i] = alpha * acc.x[i] + beta * c.x[i];
+    wmma::store_matrix_sync(D + (bm + wm * 16) * n + bn + wn * 16, c, n, wmma::mem_row_major);
+}
