@@ -52,7 +52,7 @@ def test_cuda_core_reads_the_capsule_structs():
     smv = pytest.importorskip("cuda.core.utils").StridedMemoryView
     d = gpudbg.to_device(np.arange(40, dtype=np.float64).reshape(5, 8))
     view = d[1::2, ::-3]
-    v = smv(view, stream_ptr=-1)
+    v = smv.from_dlpack(view, stream_ptr=-1)
     assert v.ptr == view.ptr and v.shape == view.shape and v.device_id == 0 and v.is_device_accessible
     assert tuple(v.strides) == tuple(s // 8 for s in view.strides) and v.dtype == np.float64
     assert v.exporting_obj is view
@@ -144,3 +144,70 @@ class HostDLPackOnDevice:
 
     def __dlpack_device__(self):
         return self.d.__dlpack_device__()
+
+
+# ---------------------------------------------------------------- properties of the encoders/decoders
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+DTYPES = st.sampled_from([np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.float32, np.float64])
+
+
+@st.composite
+def strided_view(draw):
+    shape = draw(hnp.array_shapes(min_dims=0, max_dims=3, min_side=1, max_side=5))
+    key = tuple(slice(draw(st.integers(0, 1)), None, draw(st.sampled_from([1, 2, -1, -2]))) for _ in shape)
+    return draw(DTYPES), shape, key
+
+
+@settings(max_examples=60, deadline=None)
+@given(strided_view(), st.sampled_from([None, (1, 0)]))
+def test_dlpack_export_then_import_keeps_the_geometry(case, version):
+    dtype, shape, key = case
+    host = np.arange(int(np.prod(shape)), dtype=np.int64).astype(dtype).reshape(shape)
+    view = gpudbg.to_device(host)[key]
+
+    class Versioned:
+        def __dlpack__(self, **kw):
+            return view.__dlpack__(**{**kw, "max_version": version})
+
+        def __dlpack_device__(self):
+            return view.__dlpack_device__()
+    back = gpudbg.from_dlpack(Versioned())
+    if view.size:
+        assert (back.ptr, back.shape, back.strides, back.dtype) == (view.ptr, view.shape, view.strides, view.dtype)
+        np.testing.assert_array_equal(back.to_host(), host[key])
+    del back
+    gc.collect()
+    assert dlpack.exported_count() == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(strided_view())
+def test_numpys_capsules_decode_to_numpys_geometry(case):
+    dtype, shape, key = case
+    host = np.asarray(np.arange(int(np.prod(shape)), dtype=np.int64).astype(dtype).reshape(shape)[key])
+    ptr, dshape, strides, dt, device, readonly, owner = dlpack.consume(host, None)
+    assert device == (int(dlpack.DLDeviceType.kDLCPU), 0) and dt == host.dtype and dshape == host.shape
+    if host.size:
+        assert ptr == host.__array_interface__["data"][0]
+        assert all(s == e for s, e, n in zip(strides, host.strides, dshape) if n > 1)
+    del owner                                     # numpy's deleter runs here
+
+
+@settings(max_examples=40, deadline=None)
+@given(strided_view())
+def test_cai_export_then_import_keeps_the_geometry(case):
+    dtype, shape, key = case
+    host = np.arange(int(np.prod(shape)), dtype=np.int64).astype(dtype).reshape(shape)
+    view = gpudbg.to_device(host)[key]
+    cai = dict(view.__cuda_array_interface__)
+
+    class Foreign:
+        __cuda_array_interface__ = cai
+    back = gpudbg.asarray(Foreign())
+    if view.size:
+        assert (back.ptr, back.shape, back.dtype) == (view.ptr, view.shape, view.dtype)
+        assert all(s == e for s, e, n in zip(back.strides, view.strides, view.shape) if n > 1)
+        np.testing.assert_array_equal(back.to_host(), host[key])

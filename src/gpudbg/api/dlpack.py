@@ -87,6 +87,8 @@ _api.PyCapsule_SetName.restype = ctypes.c_int
 _api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 _NAMES = (b"dltensor", b"dltensor_versioned")
+# PyCapsule_SetName keeps the pointer, not a copy: the names must live for ever
+_USED_NAMES = (b"used_dltensor", b"used_dltensor_versioned")
 
 # struct address -> (struct, shape array, strides array, the DeviceArray)
 _exported: dict[int, tuple[Any, Any, Any, Any]] = {}
@@ -237,7 +239,7 @@ def consume(obj: Any, stream: Any) -> tuple[int, tuple[int, ...], tuple[int, ...
         raise BufferError(f"{type(obj).__name__}.__dlpack__() did not return an unconsumed DLPack capsule")
     address = _api.PyCapsule_GetPointer(cap, _NAMES[versioned])
     owner = DLPackOwner(address, versioned, obj)
-    if _api.PyCapsule_SetName(capsule, b"used_" + _NAMES[versioned]) != 0:
+    if _api.PyCapsule_SetName(capsule, _USED_NAMES[versioned]) != 0:
         raise BufferError("could not mark the DLPack capsule consumed")
     m = owner.managed
     if versioned and m.version.major > DLPACK_MAJOR_VERSION:
