@@ -1,9 +1,10 @@
-"""racecheck sees the tensor-core instructions' shared-memory accesses
-(each thread's fragment elements, declared per element): a wmma tile that
-one warp stores to shared memory and another warp loads without
+"""The sanitizer's tools on tensor-core code. racecheck sees the matrix
+instructions' shared-memory accesses (each thread's fragment elements,
+declared per element): a wmma tile that one warp stores to shared memory and another warp loads without
 __syncthreads is a read-after-write race on every element; with the
 barrier it is silent. Under memcheck an out-of-bounds wmma store is the
-simulator's precise fault, counting every faulting lane."""
+simulator's precise fault, counting every faulting lane. synccheck reports
+.sync.aligned matrix instructions that only part of a warp executes."""
 from __future__ import annotations
 
 import numpy as np
@@ -83,3 +84,43 @@ def test_an_out_of_bounds_wmma_store_is_the_simulators_precise_fault_under_memch
     assert r.instruction.startswith("wmma.store.d.sync.aligned.row.m16n16k16")
     assert r.faulting_count == 32          # every lane holds elements of rows g + 8
     assert r.message.startswith("Invalid __global__ write of size 4 bytes")
+
+
+HALF_WARP = r"""
+#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void half_warp(const half *a, float *out) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::load_matrix_sync(fb, a, 16);
+    if (threadIdx.x < LIMIT) {
+        wmma::load_matrix_sync(fa, a, 16);
+        wmma::mma_sync(acc, fa, fb, acc);
+    }
+    wmma::store_matrix_sync(out, acc, 16, wmma::mem_row_major);
+}
+"""
+
+
+def _synccheck(limit: int):
+    with checked("synccheck") as rep:
+        m = gpudbg.compile(f"#define LIMIT {limit}\n" + HALF_WARP, name="half_warp.cu")
+        a = gpudbg.to_device((np.arange(256) % 5).astype(np.float16))
+        m.half_warp[1, 32](a, gpudbg.zeros(256, np.float32))
+        gpudbg.Device().synchronize()
+    return rep
+
+
+def test_synccheck_reports_wmma_executed_by_half_a_warp():
+    rep = _synccheck(16)
+    ops = sorted(f.site.instruction.split()[0] for f in rep.findings)
+    assert ops == ["wmma.load.a.sync.aligned.row.m16n16k16.global.f16",
+                   "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32"]
+    assert all(f.kind == "warp_sync_invalid_arguments" and f.count == 16 for f in rep.findings)
+    assert "names live lane(s) that are not executing it" in rep.texts[0]
+
+
+def test_synccheck_is_silent_when_the_whole_warp_executes_wmma():
+    assert _synccheck(32).findings == []
