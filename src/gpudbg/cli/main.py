@@ -23,6 +23,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "core": ("gpudbg.cli.core", "open a GPU coredump in the debugger: `core FILE`"),
     "dap": ("gpudbg.cli.dap", "serve the Debug Adapter Protocol (VS Code): `dap` on stdio, "
                               "`dap --port N` on 127.0.0.1 with a token"),
+    "ptx-census": ("gpudbg.cli.ptx_census", "list the PTX opcodes and forms the loader accepts, or "
+                                            "which instructions of FILE.ptx it rejects and why"),
 }
 
 

@@ -117,20 +117,31 @@ def _address(inst, i: int) -> None:
         raise UnsupportedInstruction(f"{inst.opcode} takes a memory operand [a]")
 
 
-@op("prefetch", "prefetchu")
+def _prefetch_forms() -> dict[tuple[str, ...], int]:
+    forms = {(lvl,): 1 for lvl in ("L1", "L2")}
+    for space in ("global", "local"):
+        for lvl in ("L1", "L2"):
+            forms[(space, lvl)] = 1
+    forms[("global", "L2::evict_last")] = 1
+    forms[("global", "L2::evict_normal")] = 1
+    for space in ((), ("const",), ("param",)):
+        forms[space + ("tensormap",)] = 1
+    return forms
+
+
+_PREFETCHES = _prefetch_forms()
+
+
+@op("prefetch")
 def build_prefetch(inst, tc) -> Built:
-    if inst.opcode == "prefetchu":
-        _exact(inst, {("L1",): 1})
-    else:
-        forms = {(lvl,): 1 for lvl in ("L1", "L2")}
-        for space in ("global", "local"):
-            for lvl in ("L1", "L2"):
-                forms[(space, lvl)] = 1
-        forms[("global", "L2::evict_last")] = 1
-        forms[("global", "L2::evict_normal")] = 1
-        for space in ((), ("const",), ("param",)):
-            forms[space + ("tensormap",)] = 1
-        _exact(inst, forms)
+    _exact(inst, _PREFETCHES)
+    _address(inst, 0)
+    return Built(_nothing, info={"hint": "cache"})
+
+
+@op("prefetchu")
+def build_prefetchu(inst, tc) -> Built:
+    _exact(inst, {("L1",): 1})
     _address(inst, 0)
     return Built(_nothing, info={"hint": "cache"})
 
