@@ -34,6 +34,7 @@ does not execute.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,7 +117,6 @@ ELEMENT = {
 
 def parse_shape(name: str) -> tuple[int, int, int]:
     """'m16n8k16' -> (16, 8, 16)."""
-    import re
     m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", name)
     if not m:
         raise ValueError(f"not a matrix shape: {name}")

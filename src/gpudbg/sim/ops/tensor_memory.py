@@ -43,9 +43,8 @@ def space_of(modifier: str | None) -> str:
 def _rename(fault: AccessFault, per: int) -> AccessFault:
     lanes = fault.lanes if fault.lanes is not None else np.array([fault.lane])
     threads = np.unique(np.asarray(lanes, dtype=np.int64) // per)
-    out = AccessFault(fault.kind, fault.space, fault.lane // per, fault.address, fault.size, fault.message,
-                      threads)
-    return out
+    return AccessFault(fault.kind, fault.space, fault.lane // per, fault.address, fault.size, fault.message,
+                       threads)
 
 
 def _segments(X, idx, per: int, which: str):
