@@ -123,3 +123,34 @@ def test_finish_from_an_outer_frame_returns_from_it(gdb, host):
     assert re.search(r"^Run till exit from #1  0x[0-9a-f]{16} in fact \(n=2\) at rec.cu:\d+$", out, re.M), out
     assert re.search(r"^#0  fact \(n=3\) at rec.cu:\d+\n#1  0x[0-9a-f]{16} in rec<<<", out, re.M), out
     assert "out [6, 24, 120, 720," in out
+
+
+ARRAYS = r'''
+__device__ __noinline__ int pick(int a) {
+    int arr[4];
+    for (int i = 0; i < 4; i++) arr[i] = a + i;
+    return arr[a % 4] * 2;  // PICK
+}
+extern "C" __global__ void outer(int *out) {
+    int t = threadIdx.x;
+    int local[3] = {t, t + 1, t + 2};
+    int k = t + 100 + local[t % 3];
+    out[t] = pick(k);  // CALLPICK
+}
+'''
+
+
+def test_callers_local_array_is_read_from_its_own_local_frame(gdb, host):
+    """Both frames keep arrays in local memory: the caller's sits below the
+    callee's frame, and each is read at its own frame base."""
+    prog = host(ARRAYS, f"d = gpudbg.zeros(32, np.int32)\nmodule.outer[1, 32](d)\n{OUT}", name="arr.cu",
+                options=("-G",))
+    _, out, err = gdb(prog, f"break arr.cu:{line_of(ARRAYS, 'PICK')}", "run", "cuda thread 4", "print arr",
+                      "up", "print local", "print k", "set var local[1] = 9", "print local[1]", "info frame",
+                      "down", "print arr", "kill")
+    assert "$1 = {109, 110, 111, 112}" in out, out + err     # k = 4 + 100 + local[1] = 109
+    assert "$2 = {4, 5, 6}" in out and "$3 = 109" in out and "$4 = 9" in out
+    assert "$5 = {109, 110, 111, 112}" in out                # the callee's array is untouched by the write
+    m = re.search(r"^Stack level 1, frame at local 0x([0-9a-f]+):\n.*\n caller of frame at local 0x([0-9a-f]+)\n",
+                  out, re.M)
+    assert m and int(m.group(2), 16) > int(m.group(1), 16), out   # the callee's frame is above its caller's
