@@ -34,6 +34,7 @@ class DapClient:
         self.seen: list[dict] = []
         self.output: list[dict] = []
         self._cv = threading.Condition()
+        self.eof = False
         self._thread = threading.Thread(target=self._pump, daemon=True)
         self._thread.start()
 
@@ -46,6 +47,7 @@ class DapClient:
             if msg is None:
                 self.events.put({"type": "event", "event": "_eof"})
                 with self._cv:
+                    self.eof = True
                     self._cv.notify_all()
                 return
             if msg.get("type") == "response":
@@ -68,7 +70,7 @@ class DapClient:
 
     def response(self, seq: int, timeout: float = TIMEOUT) -> dict:
         with self._cv:
-            ok = self._cv.wait_for(lambda: seq in self.responses or self.proc.poll() is not None, timeout)
+            ok = self._cv.wait_for(lambda: seq in self.responses or self.eof, timeout)
             if seq in self.responses:
                 return self.responses.pop(seq)
         raise AssertionError(f"no response to request {seq} (adapter alive: {self.proc.poll() is None}, ok={ok})"
@@ -104,7 +106,7 @@ class DapClient:
         return "".join(o["output"] for o in self.output if category is None or o.get("category") == category)
 
     def close(self) -> int:
-        if self.proc.poll() is None:
+        if self.proc.poll() is None and not self.eof:
             try:
                 self.request("disconnect", {"terminateDebuggee": True}, ok=False)
             except AssertionError:

@@ -108,6 +108,16 @@ def test_breakpoint_options_views_variables_and_memory(dap):
     refused = c.request("evaluate", {"expression": "-exec continue", "context": "repl"}, ok=False)
     assert "buttons" in refused["message"]
 
+    # shared memory: the block's __shared__ variables and its raw window, writable word by word
+    _, shared = scope_vars(c, frame["id"], "Shared memory")
+    assert shared["tile"]["type"] == "int [256]"
+    window = shared["[block window: 1024 bytes]"]
+    assert window["indexedVariables"] == 256
+    word = c.request("variables", {"variablesReference": window["variablesReference"], "start": 2, "count": 1})
+    assert [v["name"] for v in word["body"]["variables"]] == ["[2]"]
+    c.request("setVariable", {"variablesReference": window["variablesReference"], "name": "[2]", "value": "9"})
+    assert c.request("evaluate", {"expression": "tile[2]", "frameId": frame["id"]})["body"]["result"] == "9"
+
     # registers: read, write through setVariable, read back
     regs_scope, regs = scope_vars(c, frame["id"], "Registers")
     name = next(n for n in regs if n.startswith("%r") and regs[n]["type"] == "uint32")
@@ -192,6 +202,7 @@ def test_stepping_a_warp_in_and_out_of_a_device_function(dap):
     assert ev["body"]["allThreadsContinued"] is True
     assert c.wait_event("exited")["body"]["exitCode"] == 0
     assert "out [1, 3, 5, 7]" in c.text("stdout")
+    assert "caller done: 1\n" in c.text("stdout")        # device printf
 
 
 def test_an_exception_stops_with_its_kind_and_a_filter_turns_it_off(dap):
@@ -232,6 +243,18 @@ def test_pause_stops_a_spinning_kernel_and_terminate_ends_it(dap):
     assert frame["name"].startswith("spin<<<") and frame["line"] == 3
     c.request("terminate")
     c.wait_event("terminated")
+
+
+@pytest.mark.parametrize("how", ["terminate", "disconnect"])
+def test_ending_a_running_program(dap, how):
+    c = dap(str(HERE / "programs" / "spin_host.py"))
+    while "spinning" not in c.text("stdout"):
+        c.wait_event("output")
+    c.request(how, {"terminateDebuggee": True})
+    c.wait_event("terminated")
+    assert not any(m.get("event") == "stopped" for m in c.seen)
+    if how == "disconnect":
+        assert c.proc.wait(timeout=TIMEOUT) == 0
 
 
 def test_tcp_needs_the_token():

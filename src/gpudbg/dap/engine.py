@@ -98,6 +98,7 @@ class Engine:
         self._worker: threading.Thread | None = None
         self.last_stop_body: dict | None = None
         self.stepping = False
+        self.terminating = False       # terminate paused the program only to kill it: no stopped event
 
     # ------------------------------------------------------------ launch
     def launch_program(self, program: str, args: list[str], cwd: str | None, env: dict | None,
@@ -220,6 +221,9 @@ class Engine:
             self.state = "stopped"
             self._stopped({"reason": StopReason.EXCEPTION.value, "description": dbg.api_stopped.describe(),
                            "text": dbg.api_stopped.function, "allThreadsStopped": True})
+            return
+        if self.terminating:
+            self.state = "stopped"
             return
         ev = dbg.last_stop
         if ev is None:

@@ -184,6 +184,7 @@ class Server:
                 self.send_event("exited", {"exitCode": int(status)})
                 self.send_event("terminated")
             if self.engine.state == "running":
+                self.engine.terminating = True
                 self.engine.pause()
             after.append(kill)
         else:

@@ -227,7 +227,7 @@ class SharedNode(Node):
             data = ctx.read_memory(MemorySpace.SHARED, 0, words * 4)
             t = array_of(base_type("unsigned int"), words)
             value = Value(t, data, address=0, space=MemorySpace.SHARED)
-            expr = f"*(@shared unsigned int (*)[{words}])0"
+            expr = f"((@shared unsigned int *)0)[0]@{words}"
             var = make_variable(k, f"[block window: {size} bytes]", expr, value, ctx, fmt, refs)
             out.append(var)
         return out
@@ -236,18 +236,33 @@ class SharedNode(Node):
         return name
 
 
+SHARED_PROBE_LIMIT = 1 << 20      # no block has a megabyte of shared memory
+
+
 def shared_window(engine: Any, k: FrameKey) -> int:
-    """Bytes of shared memory the lane's block has (static + dynamic)."""
-    from gpudbg.cli.debugger.frames import safe
-    s = engine.dbg.session
-    warp = s.warp(k.dev, k.sm, k.wp)
-    size = getattr(s.backend, "shared_size", None)
-    if size is not None:
-        n = safe(size, k.dev, k.sm, k.wp)
-        if n:
-            return int(n)
-    grid = safe(s.grid, k.dev, warp.grid_id)
-    return int(getattr(grid, "shared_bytes", 0) or 0)
+    """Bytes of shared memory the lane's block has (static __shared__
+    variables plus the launch's dynamic part): the end of the readable
+    window, found by bisection with one-byte reads, so it is right for a
+    live device and a coredump alike without knowing either's layout."""
+    from gpudbg.debug.backend import MemorySpace
+    from .engine import _debug_errors
+    ctx = _ctx(engine, k)
+
+    def readable(n: int) -> bool:          # whether byte n-1 is in the window
+        try:
+            ctx.read_memory(MemorySpace.SHARED, n - 1, 1)
+            return True
+        except _debug_errors():
+            return False
+    if not readable(1):
+        return 0
+    lo, hi = 1, SHARED_PROBE_LIMIT
+    if readable(hi):
+        return hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if readable(mid) else (lo, mid)
+    return lo
 
 
 class BuiltinsNode(Node):

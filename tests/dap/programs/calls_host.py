@@ -1,5 +1,6 @@
 """Host program of the DAP stepping test: a -G kernel calling a device
-function, for stepIn / stepOut / next per warp."""
+function, for stepIn / stepOut / next per warp; its printf reaches the
+client as program output."""
 import numpy as np
 
 import gpudbg
@@ -13,6 +14,7 @@ extern "C" __global__ void caller(int *out) {
     int t = threadIdx.x;
     int r = helper(t);  // CALL
     out[t] = r;  // STORE
+    if (t == 0) printf("caller done: %d\n", r);
 }
 """
 
