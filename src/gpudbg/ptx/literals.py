@@ -182,8 +182,9 @@ def is_number_start(cur: Cursor) -> bool:
     tok = cur.peek()
     if tok.kind in (Tok.INT, Tok.FLOAT, Tok.HEXFLOAT) or (tok.kind is Tok.WORD and tok.text == WARP_SZ):
         return True
-    return tok.kind is Tok.PUNCT and tok.text in "-~!(" and cur.peek(1).kind in (
-        Tok.INT, Tok.FLOAT, Tok.HEXFLOAT, Tok.PUNCT)
+    nxt = cur.peek(1)
+    return tok.kind is Tok.PUNCT and tok.text in "-~!(" and (
+        nxt.kind in (Tok.INT, Tok.FLOAT, Tok.HEXFLOAT, Tok.PUNCT) or (nxt.kind is Tok.WORD and nxt.text == WARP_SZ))
 
 
 def small_int(cur: Cursor, what: str, low: int = 0, high: int = 1 << 32) -> int:
