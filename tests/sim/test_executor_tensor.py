@@ -334,3 +334,36 @@ def test_malformed_tensor_instructions_are_refused_at_load_with_a_reason(inst, m
         load_module(SimGPU(), parse(BAD.format(inst=inst), "bad.ptx"))
     assert message in str(e.value)
     assert "bad.ptx:11" in str(e.value) and "kernel bad" in str(e.value)
+
+
+STRIDED = """
+.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry strided(.param .u64 p, .param .u32 s, .param .u64 q)
+{
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u32 %r9, [s];
+    ld.param.u64 %rd2, [q];
+    wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r1, %r2, %r3, %r4, %r5, %r6, %r7, %r8}, [%rd1], %r9;
+    wmma.store.d.sync.aligned.col.m16n16k16.global.f16 [%rd2], {%r1, %r2, %r3, %r4}, 16;
+    ret;
+}
+"""
+
+
+def test_wmma_stride_operand_and_its_alignment():
+    """A 16x16 f16 tile read from a wider matrix with the stride operand and
+    stored transposed (col-major .f16 d, the A elements reinterpreted as an
+    f16 accumulator of the same shape: the tables agree on the first 8);
+    a stride that is not a multiple of 16 bytes is a misaligned fault."""
+    M = np.arange(16 * 40, dtype=np.float16).reshape(16, 40)
+    r = run(STRIDED, "strided", (1,), (32,), [M, 40, Out(256, np.float16)])
+    assert np.array_equal(r[2].reshape(16, 16).T, M[:, :16])
+    r = run(STRIDED, "strided", (1,), (32,), [M, 36, Out(256, np.float16)], expect_fault=True)
+    f = r.fault
+    assert f.kind is E.CUDBG_EXCEPTION_LANE_MISALIGNED_ADDRESS and f.lane == 0
+    assert f.address == r.bases[0] + 72          # row 1 starts 36 halves after row 0
+    assert "(row 1 starts one stride after row 0: the stride must be a multiple of 16 bytes)" in f.message

@@ -88,8 +88,8 @@ def _addresses(tc, operand, count: int, trans: bool):
 
 def _check_rows(X, idx, own, count: int, space: str, access: AccessType, size: int, what: str) -> None:
     lane = (X.all_slots if idx is None else np.asarray(idx)) & 31
-    TMem.check_aligned(space, own(X, idx), ROW_BYTES, access, size, f"{what} row address",
-                       relevant=lane < 8 * count)
+    TMem.check_aligned(space, own(X, idx), ROW_BYTES, access, size,
+                       f"a {what} row address must be a multiple of {ROW_BYTES} bytes", relevant=lane < 8 * count)
 
 
 @op("ldmatrix")

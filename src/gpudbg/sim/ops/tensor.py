@@ -123,11 +123,15 @@ def _element_addresses(tc, inst, addr_operand, stride_operand, layout: F.Layout,
 
 
 def _check_rows(X, idx, parts, space: str, layout: F.Layout, access: AccessType, what: str) -> None:
+    """Row (column) 0 and 1 start aligned: together with the stride that is
+    every row start; a bad stride is reported at row 1's address."""
     align = min(layout.regs * layout.reg_bytes, 16)
     base, stride = parts(X, idx)
-    TMem.check_aligned(space, base, align, access, layout.elem_bytes, f"the {what} start address")
-    TMem.check_aligned(space, stride * np.uint64(layout.elem_bytes), align, access, layout.elem_bytes,
-                       f"the {what} stride in bytes")
+    TMem.check_aligned(space, base, align, access, layout.elem_bytes,
+                       f"the {what} start address must be a multiple of {align} bytes")
+    TMem.check_aligned(space, base + stride * np.uint64(layout.elem_bytes), align, access, layout.elem_bytes,
+                       f"{what} 1 starts one stride after {what} 0: the stride must be a multiple of "
+                       f"{align} bytes")
 
 
 def _build_wmma_load(inst, tc, m: Mods) -> Built:

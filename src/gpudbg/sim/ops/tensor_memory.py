@@ -89,10 +89,10 @@ def store(X, idx, space: str, addrs: np.ndarray, values: np.ndarray, dtype) -> N
 
 
 def check_aligned(space: str, addrs: np.ndarray, align: int, access: AccessType, size: int,
-                  what: str, relevant: np.ndarray | None = None) -> None:
+                  why: str, relevant: np.ndarray | None = None) -> None:
     """Fault (misaligned address, precise to the first thread) where an
     address of `addrs` (one per thread; only where `relevant`, if given) is
-    not a multiple of `align`."""
+    not a multiple of `align`; `why` completes "is misaligned (...)"."""
     a = np.asarray(addrs, dtype=U64)
     bad = (a % np.uint64(align)) != 0
     if relevant is not None:
@@ -101,7 +101,7 @@ def check_aligned(space: str, addrs: np.ndarray, align: int, access: AccessType,
         return
     lanes = np.flatnonzero(bad)
     k = int(lanes[0])
-    phrase = f"is misaligned ({what} must be a multiple of {align} bytes)"
+    phrase = f"is misaligned ({why})"
     raise AccessFault(CUDBGException.CUDBG_EXCEPTION_LANE_MISALIGNED_ADDRESS, SPACE_OF[space], k,
                       int(a[k]), size, fault_message(_NAME[space], access, size, int(a[k]), phrase), lanes)
 
