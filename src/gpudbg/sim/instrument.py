@@ -3,7 +3,7 @@ see of execution, as events, in the spirit of gpuocelot's trace generators.
 
 Tools subclass `Tool` and override the events they need; `install` makes
 them active for the whole process (every simulated GPU, every launch, every
-allocation). The simulator emits events from three places only, never from
+allocation). The simulator emits events from these places only, never from
 an instruction's own code:
 
 - the executor's step loop (sim/executor.py), for instructions whose
@@ -14,6 +14,10 @@ an instruction's own code:
   succeeded (a faulting lane never reaches a tool), with addresses read
   *before* it (an instruction may overwrite its own address register);
 - the wave's barrier mechanism (sim/wave.py), when a barrier completes;
+- the asynchronous-copy unit (sim/async_copy.py, sim/mbarrier.py), when an
+  async copy's destination is really written (attributed to the issuing
+  thread and instruction) and when an mbarrier phase completes (a
+  barrier_complete with id MBARRIER_EDGE);
 - the global memory registry (sim/memory/allocations.py), for allocations,
   frees and host-side writes and copies (copy engine, memsets, mc* copies).
 

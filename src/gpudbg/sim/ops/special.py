@@ -101,6 +101,10 @@ def special_reader(tc, sreg: ir.SpecialRegister):
                                          "%reserved_smem_offset_begin, _end, _cap, _0 and _1)")
         reserved_smem.mark_used(tc.program)
         return lambda X, idx: np.uint32(reserved_smem.offset_register(*X.reserved_smem, which))
+    if name == "%current_graph_exec":
+        # the device graph being executed; 0 when the kernel is not part of
+        # one, which is always the case here (no device-side graph launch)
+        return lambda X, idx: np.uint64(0)
     if name.startswith("%pm"):
         return lambda X, idx: np.uint32(0)
     if name in ("%is_explicit_cluster",):
