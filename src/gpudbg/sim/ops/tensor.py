@@ -38,6 +38,9 @@ U32 = PTX_TYPES["u32"]
 _REG = {4: PTX_TYPES["b32"], 8: PTX_TYPES["b64"]}
 _ELEM_DTYPE = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 FULL_WARP = {"sync_mask": None}   # .sync.aligned: the whole warp, no mask operand
+# shape modifiers as plain tuples (also what the PTX census reads: sim/census.py)
+WMMA_SHAPE_NAMES = tuple(F.WMMA_SHAPES)
+MMA_SHAPE_NAMES = tuple(F.MMA_SHAPES)
 
 
 def _vector(operand, count: int, what: str) -> tuple:
@@ -72,7 +75,7 @@ def _wmma_kind(m: Mods, inst) -> tuple[str, str, str, str]:
     """(matrix, layout, shape, space) of a wmma.load/store."""
     matrix = m.take("a", "b", "c", "d")
     layout = m.take("row", "col")
-    shape = m.take(*F.WMMA_SHAPES)
+    shape = m.take(*WMMA_SHAPE_NAMES)
     space = TMem.space_of(m.take("global", "shared", "shared::cta"))
     if matrix is None or layout is None or shape is None:
         raise UnsupportedInstruction(f"{inst.opcode}.{'.'.join(inst.modifiers)}: needs a matrix "
@@ -202,7 +205,7 @@ def _mma_run(tc, inst, ops, la: F.Layout, lb: F.Layout, lc: F.Layout, ld: F.Layo
 def _build_wmma_mma(inst, tc, m: Mods) -> Built:
     m.take("a", "b", "c", "d")
     layouts = [m.take("row", "col"), m.take("row", "col")]
-    shape = m.take(*F.WMMA_SHAPES)
+    shape = m.take(*WMMA_SHAPE_NAMES)
     satfinite = m.flag("satfinite")
     rnd = m.take("rn", "rz", "rm", "rp") or "rn"
     types = [t.name for t in m.types()]
@@ -248,7 +251,7 @@ _MMA_ACC = {"f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "s8": ("s
 @op("mma")
 def build_mma(inst, tc) -> Built:
     m = Mods(inst)
-    shape = m.take(*F.MMA_SHAPES)
+    shape = m.take(*MMA_SHAPE_NAMES)
     alay, blay = m.take("row", "col"), m.take("row", "col")
     satfinite = m.flag("satfinite")
     rnd = m.take("rn", "rz", "rm", "rp") or "rn"
