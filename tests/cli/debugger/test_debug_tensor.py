@@ -58,3 +58,21 @@ def test_wmma_fragments_print_per_lane_in_a_G_build(gdb, host):
     assert "$4 = {__x = 16896}" in out
     assert f"c {ROWSUM.astype(float).tolist()}" in out
     assert "exited normally" in out
+
+
+def test_fragment_registers_per_lane_in_an_optimized_build(gdb, host):
+    """Without -G the fragments live in ordinary PTX registers: `info
+    registers` of lane 5 shows its accumulator elements (rows 1 and 9, four
+    each) and its A fragment packed two halves per .b32 register."""
+    prog = host(WMMA, BODY, name="tile.cu")
+    _, out, err = gdb(prog, f"break tile.cu:{line_of(WMMA, 'STORE')}", "run", "cuda lane 5", "info registers",
+                      "continue")
+    regs = out[out.index("lane 5]"):]
+    floats = re.findall(r"^%f\d+\s+0x[0-9a-f]+\s+(\S+)$", regs, re.M)
+    for v in (ROWSUM[1], ROWSUM[9]):
+        assert floats.count(str(int(v))) == 4, (v, floats)
+    # A fragment of lane 5 (g=1, t=1): a0,a1 = A[1, 2:4] -> halves 4.0 (0x4400) and 5.0 (0x4500)
+    g, t = 1, 1
+    lo, hi = (np.float16(A[g, 2 * t + e]).view(np.uint16) for e in range(2))
+    assert re.search(rf"^%r\d+\s+0x{(int(hi) << 16) | int(lo):x}\s", regs, re.M), regs
+    assert "exited normally" in out
