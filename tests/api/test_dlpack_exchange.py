@@ -161,7 +161,7 @@ def strided_view(draw):
     return draw(DTYPES), shape, key
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(strided_view(), st.sampled_from([None, (1, 0)]))
 def test_dlpack_export_then_import_keeps_the_geometry(case, version):
     dtype, shape, key = case
@@ -178,8 +178,7 @@ def test_dlpack_export_then_import_keeps_the_geometry(case, version):
     if view.size:
         assert (back.ptr, back.shape, back.strides, back.dtype) == (view.ptr, view.shape, view.strides, view.dtype)
         np.testing.assert_array_equal(back.to_host(), host[key])
-    del back
-    gc.collect()
+    del back                                      # no cycles: the deleter runs here, without gc
     assert dlpack.exported_count() == 0
 
 
