@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 MODULES = ("errors", "device", "context", "memory", "mempool", "copies", "pointer", "module", "library",
-           "linker", "launch", "occupancy", "stream", "event", "arrays", "textures")
+           "linker", "launch", "occupancy", "stream", "event", "arrays", "textures", "tensor_maps")
 
 for _name in MODULES:
     _module = importlib.import_module(f"gpudbg.cuda_driver.{_name}")

@@ -62,6 +62,9 @@ class Copy:
     dst: np.ndarray              # per entry: shared offset or global address
     data: np.ndarray             # (entries, nbytes) uint8 read at issue
     mbar: np.ndarray | None = None   # per entry: mbarrier offset (BULK_MBAR)
+    # a tensor store: (global addresses, element values) of one entry's
+    # in-bounds elements, written instead of `data` at `dst`
+    scatter: tuple[np.ndarray, np.ndarray] | None = None
 
     def take(self, keep: np.ndarray) -> None:
         for name in ("slots", "stamp", "seq", "blocks", "dst", "data", "mbar"):
@@ -210,9 +213,17 @@ class AsyncUnit:
         """Write one set of copies' destinations, 16 bytes at a time, and
         report each write; bulk copies into shared memory then complete
         their bytes on their mbarriers."""
+        tap = X.tap if X.tap is not None and X.tap.observes_memory else None
+        if c.scatter is not None:       # one thread's tensor store (never split: one entry)
+            addrs, values = c.scatter
+            if len(addrs):
+                X.gmem.store(addrs, values, values.dtype)
+                if tap is not None:
+                    tap.memory(X, MemoryAccess(c.pc, np.repeat(c.slots, len(addrs)), Space.GLOBAL, addrs,
+                                               values.dtype.itemsize, AccessType.WRITE))
+            return
         nbytes = c.data.shape[1]
         words = np.ascontiguousarray(c.data).view(U32)
-        tap = X.tap if X.tap is not None and X.tap.observes_memory else None
         for w0 in range(0, nbytes // 4, 4):
             cnt = min(4, nbytes // 4 - w0)
             v = words[:, w0:w0 + cnt] if cnt > 1 else np.ascontiguousarray(words[:, w0])

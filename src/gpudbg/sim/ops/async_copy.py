@@ -18,10 +18,15 @@ in the unit until the copy completes. The forms are the PTX ISA's:
   cp.async.bulk.commit_group / cp.async.bulk.wait_group{.read} N
   cp.async.bulk.prefetch.L2.global [src], size   (a cache hint: no effect)
 
-Not supported (rejected at load with the reason): .multicast::cluster
-(clusters are single-CTA here), cp.reduce.async.bulk, and the tensor form
-cp.async.bulk.tensor, which needs tensor maps the driver layer does not
-encode yet.
+  cp.async.bulk.tensor.{1-5}d.shared::{cluster,cta}.global{.tile}
+      .mbarrier::complete_tx::bytes [dst], [tensorMap, {coords}], [mbar]
+  cp.async.bulk.tensor.{1-5}d.global.shared::cta{.tile}.bulk_group
+      [tensorMap, {coords}], [src]
+      (tensor maps from cuTensorMapEncodeTiled, sim/tensor_map.py; the map
+      is a kernel parameter named in the instruction or at a global address)
+
+Not supported (rejected at load with the reason): .multicast::cluster,
+cp.reduce.async.bulk, the tensor .im2col and gather/scatter modes.
 """
 from __future__ import annotations
 
@@ -29,12 +34,13 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
-from gpudbg.sim import async_copy
+from gpudbg.sim import async_copy, tensor_map
 from gpudbg.sim.async_copy import BULK_GROUP, BULK_MBAR, CP_ASYNC, Copy
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory.spaces import AccessType
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.ops.memory_ops import _Space
+from gpudbg.sim.ops.symbols import symbol_kind, symbol_reader
 from gpudbg.sim.ops.mbarrier_ops import shared_offsets
 
 U32 = np.dtype(np.uint32)
@@ -281,6 +287,122 @@ def _bulk(inst, tc, m: Mods) -> Built:
                             "memory": probes})
 
 
+# ------------------------------------------------------------------ tensor (TMA)
+
+def _tensor_map_reader(tc, handle):
+    """-> read(X, slot_position, idx) giving a thread's 128 map bytes: from a
+    kernel parameter named in the instruction, or at a generic/global address."""
+    if isinstance(handle, ir.Symbol) and symbol_kind(tc, handle.name) == "kparam":
+        name = handle.name
+
+        def from_param(X, i, idx):
+            off = X.kparam_offsets[name] + handle.offset
+            return bytes(X.kparams[off:off + tensor_map.MAP_BYTES])
+        return from_param
+    addr = tc.reader(handle, PTX_TYPES["u64"]) if isinstance(handle, ir.Register) else symbol_reader(tc, handle)
+
+    def from_memory(X, i, idx):
+        a = int(np.broadcast_to(np.asarray(addr(X, idx), dtype=U64), (X.count(idx),))[i])
+        try:
+            words = X.gmem.load(np.uint64(a) + np.arange(16, dtype=U64) * np.uint64(8), U64)
+        except LaneFault as e:
+            raise _relane(e, np.full(16, i, dtype=np.int64)) from None
+        return np.asarray(words, dtype=U64).tobytes()
+    return from_memory
+
+
+def _bulk_tensor(inst, tc, m: Mods) -> Built:
+    rank = next((int(d[0]) for d in ("1d", "2d", "3d", "4d", "5d") if m.flag(d)), None)
+    if rank is None:
+        raise UnsupportedInstruction("cp.async.bulk.tensor needs a dimension (.1d to .5d)")
+    for mode in ("im2col", "im2col::w", "im2col::w::128", "tile::gather4", "tile::scatter4", "multicast::cluster"):
+        if mode in inst.modifiers:
+            raise UnsupportedInstruction(f"cp.async.bulk.tensor .{mode} is not supported (only the .tile mode)")
+    m.flag("tile")
+    spaces = [s for s in inst.modifiers if s in _SPACES]
+    for s in spaces:
+        m.take(s)
+    tx = m.flag("mbarrier::complete_tx::bytes")
+    group = m.flag("bulk_group")
+    m.finish()
+    ops = list(inst.operands)
+    if "L2::cache_hint" in inst.modifiers:
+        ops.pop()
+    load = spaces in (["shared::cluster", "global"], ["shared::cta", "global"]) and tx and len(ops) == 3
+    store = spaces == ["global", "shared::cta"] and group and len(ops) == 2
+    if not (load or store):
+        raise UnsupportedInstruction("unsupported cp.async.bulk.tensor form (the ISA's tile forms are "
+                                     ".shared::cluster.global.mbarrier::complete_tx::bytes and .global.shared::cta.bulk_group)")
+    image = ops[1] if load else ops[0]
+    if not isinstance(image, ir.ImageOperand) or not isinstance(image.coords, ir.Vector) \
+            or len(image.coords.elements) != rank:
+        raise UnsupportedInstruction(f"cp.async.bulk.tensor.{rank}d takes [tensorMap, {{{rank} coordinates}}]")
+    read_map = _tensor_map_reader(tc, image.handle)
+    coords = [tc.reader(c, PTX_TYPES["s32"]) for c in image.coords.elements]
+    smem = _Space(tc, "shared", ops[0] if load else ops[1])
+    mbar = _Space(tc, "shared", ops[2]) if load else None
+    pc = tc.pc
+
+    def run(X, idx):
+        slots = np.array(_slots(X, idx), dtype=np.int64)
+        n = len(slots)
+        blocks = np.asarray(X.block_segments(idx), dtype=np.int64)
+        sh = np.broadcast_to(np.asarray(smem.addresses(X, idx), dtype=U64), (n,))
+        cs = [np.broadcast_to(np.asarray(c(X, idx)).astype(np.int64), (n,)) for c in coords]
+        moffs = shared_offsets(X, idx, mbar)[1] if mbar is not None else None
+        u = async_copy.unit(X)
+        for i in range(n):
+            try:
+                tm = tensor_map.decode(read_map(X, i, idx))
+            except tensor_map.TensorMapError as e:
+                raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION, f"cp.async.bulk.tensor: {e}", i)
+            if tm.rank != rank:
+                raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION,
+                                f"cp.async.bulk.tensor.{rank}d used with a rank-{tm.rank} tensor map", i)
+            if int(sh[i]) % tm.alignment:
+                raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_MISALIGNED_ADDRESS,
+                                f"cp.async.bulk.tensor: shared address {int(sh[i]):#x} must be {tm.alignment}-byte "
+                                f"aligned for this tensor map", i)
+            addrs, inside = tensor_map.box_elements(tm, [int(c[i]) for c in cs])
+            dt = tensor_map.element_dtype(tm)
+            nbytes = tm.box_bytes
+            order = tensor_map.swizzle_order(tm, nbytes)
+            lane = np.full(len(addrs), i, dtype=np.int64)
+            one = slots[i:i + 1]
+            for k in range(0, nbytes, 16):      # the shared box must be valid now
+                try:
+                    X.smem.load(blocks[i:i + 1], sh[i:i + 1] + np.uint64(k), U32, 4)
+                except LaneFault as e:
+                    raise _relane(e, np.array([i])) from None
+            if load:
+                vals = np.full(len(addrs), tensor_map.fill_value(tm), dtype=dt)
+                if inside.any():
+                    try:
+                        vals[inside] = X.gmem.load(addrs[inside].astype(U64), dt)
+                    except LaneFault as e:
+                        raise _relane(e, lane[inside]) from None
+                dense = vals.view(U8).reshape(-1, 16)
+                data = np.ascontiguousarray(dense[order]).reshape(1, nbytes)
+                u.issue(Copy(pc, BULK_MBAR, one, u.stamps(1), None, True, blocks[i:i + 1], sh[i:i + 1], data,
+                             np.asarray(moffs, dtype=np.int64)[i:i + 1]))
+            else:
+                raw = np.concatenate([np.asarray(X.smem.load(blocks[i:i + 1], sh[i:i + 1] + np.uint64(k), U32, 4),
+                                                 dtype=U32).reshape(-1) for k in range(0, nbytes, 16)])
+                chunks = raw.view(U8).reshape(-1, 16)
+                dense = np.empty_like(chunks)
+                dense[order] = chunks             # undo the swizzle
+                vals = dense.reshape(-1).view(dt)
+                if inside.any():
+                    try:
+                        X.gmem.load(addrs[inside].astype(U64), dt)      # the destination must be valid now
+                    except LaneFault as e:
+                        raise _relane(e, lane[inside]) from None
+                u.issue(Copy(pc, BULK_GROUP, one, u.stamps(1), u.bulk_committed[one].copy(), False,
+                             blocks[i:i + 1], addrs[:1].astype(U64), np.zeros((1, 16), dtype=U8),
+                             scatter=(addrs[inside].astype(U64), vals[inside].copy())))
+    return Built(run, info={"space": "global", "async": "tensor"})
+
+
 @op("cp")
 def build_cp(inst, tc) -> Built:
     m = Mods(inst)
@@ -288,8 +410,7 @@ def build_cp(inst, tc) -> Built:
         raise UnsupportedInstruction("cp is only valid as cp.async")
     bulk = m.flag("bulk")
     if bulk and m.flag("tensor"):
-        raise UnsupportedInstruction("cp.async.bulk.tensor (TMA with tensor maps) is not supported: "
-                                     "the driver layer has no cuTensorMapEncodeTiled yet")
+        return _bulk_tensor(inst, tc, m)
     if m.flag("commit_group"):
         m.finish()
         return _commit(BULK_GROUP if bulk else CP_ASYNC)
