@@ -34,12 +34,32 @@ def on_adapter_thread() -> bool:
     return bool(getattr(_adapter, "is_adapter", False))
 
 
-class RoutedWriter(io.TextIOBase):
-    """A text stream whose every write is one output event."""
+class _RoutedBytes(io.RawIOBase):
+    """`sys.stdout.buffer`: bytes written are decoded into the same events."""
 
-    def __init__(self, emit: Emit, category: str):
+    def __init__(self, text: "RoutedWriter"):
+        self._text = text
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:  # type: ignore[override]
+        self._text.write(bytes(data).decode("utf-8", errors="replace"))
+        return len(data)
+
+
+class RoutedWriter(io.TextIOBase):
+    """A text stream whose every write is one output event. `fileno` is
+    the descriptor it stands for (1 or 2), for code that asks."""
+
+    def __init__(self, emit: Emit, category: str, fd: int):
         self._emit = emit
         self._category = category
+        self._fd = fd
+        self.buffer = _RoutedBytes(self)
+
+    def fileno(self) -> int:
+        return self._fd
 
     @property
     def encoding(self) -> str:  # type: ignore[override]
@@ -69,8 +89,8 @@ class Capture:
         self._saved = (sys.stdout, sys.stderr)
         self._fd1_saved: int | None = None
         self._pipe_thread: threading.Thread | None = None
-        sys.stdout = RoutedWriter(emit, "stdout")
-        sys.stderr = RoutedWriter(emit, "stderr")
+        sys.stdout = RoutedWriter(emit, "stdout", 1)
+        sys.stderr = RoutedWriter(emit, "stderr", 2)
         if redirect_fd1:
             self._fd1_saved = os.dup(1)
             r, w = os.pipe()
