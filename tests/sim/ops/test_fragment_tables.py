@@ -1,6 +1,6 @@
 """The fragment-layout tables (sim/ops/fragments.py) against the PTX ISA's
-own formulas ("Matrix Fragments for mma.mXnYkZ", transcribed here
-independently in groupID/threadID_in_group form), and the properties every
+own formulas ("Matrix Fragments for mma.mXnYkZ", transcribed
+independently in isa_fragments.py), and the properties every
 table must have: the first `distinct` elements of the 32 lanes cover the
 matrix exactly once (a bijection), and the extra wmma elements repeat them."""
 from __future__ import annotations
@@ -12,53 +12,14 @@ from hypothesis import strategies as st
 
 from gpudbg.sim.ops import fragments as F
 from gpudbg.sim.ops.warp_matrix import pack, unpack
-
-
-def _isa(shape: str, matrix: str, elem: str):
-    """(row, col) functions of (lane, i) as the ISA writes them."""
-    def g(l):
-        return l >> 2
-
-    def t(l):
-        return l % 4
-    table = {
-        ("m16n8k16", "a", "f16"): lambda l, i: (g(l) + 8 * (((i >> 1) & 1)), 2 * t(l) + (i & 1) + 8 * (i >= 4)),
-        ("m16n8k16", "b", "f16"): lambda l, i: (2 * t(l) + (i & 1) + 8 * (i >= 2), g(l)),
-        ("m16n8k16", "c", "f32"): lambda l, i: (g(l) + 8 * (i >= 2), 2 * t(l) + (i & 1)),
-        ("m16n8k8", "a", "f16"): lambda l, i: (g(l) + 8 * (i >= 2), 2 * t(l) + (i & 1)),
-        ("m16n8k8", "b", "f16"): lambda l, i: (2 * t(l) + i, g(l)),
-        ("m16n8k8", "a", "tf32"): lambda l, i: (g(l) + 8 * (i % 2), t(l) + 4 * (i >= 2)),
-        ("m16n8k8", "b", "tf32"): lambda l, i: (t(l) + 4 * i, g(l)),
-        ("m16n8k4", "a", "tf32"): lambda l, i: (g(l) + 8 * i, t(l)),
-        ("m16n8k4", "b", "tf32"): lambda l, i: (t(l), g(l)),
-        ("m8n8k16", "a", "s8"): lambda l, i: (g(l), 4 * t(l) + i),
-        ("m8n8k16", "b", "s8"): lambda l, i: (4 * t(l) + i, g(l)),
-        ("m8n8k16", "c", "s32"): lambda l, i: (g(l), 2 * t(l) + i),
-        ("m16n8k16", "a", "s8"): lambda l, i: (g(l) + 8 * (i >= 4), 4 * t(l) + (i & 3)),
-        ("m16n8k16", "b", "s8"): lambda l, i: (4 * t(l) + i, g(l)),
-        ("m16n8k32", "a", "s8"): lambda l, i: (g(l) + 8 * ((i >> 2) & 1), 4 * t(l) + (i & 3) + 16 * (i >= 8)),
-        ("m16n8k32", "b", "s8"): lambda l, i: (4 * t(l) + (i & 3) + 16 * (i >= 4), g(l)),
-        ("m16n8k32", "c", "s32"): lambda l, i: (g(l) + 8 * (i >= 2), 2 * t(l) + (i & 1)),
-        ("m8n8k4", "a", "f64"): lambda l, i: (g(l), t(l)),
-        ("m8n8k4", "b", "f64"): lambda l, i: (t(l), g(l)),
-        ("m8n8k4", "c", "f64"): lambda l, i: (g(l), 2 * t(l) + i),
-        ("m16n8k16", "a", "f64"): lambda l, i: (g(l) + 8 * (i % 2), 2 * i + t(l) if i % 2 == 0 else 2 * i - 2 + t(l)),
-    }
-    return table[(shape, matrix, elem)]
-
-
-ISA_CASES = [("m16n8k16", "a", "f16"), ("m16n8k16", "b", "f16"), ("m16n8k16", "c", "f32"),
-             ("m16n8k8", "a", "f16"), ("m16n8k8", "b", "f16"), ("m16n8k8", "a", "tf32"), ("m16n8k8", "b", "tf32"),
-             ("m16n8k4", "a", "tf32"), ("m16n8k4", "b", "tf32"), ("m8n8k16", "a", "s8"), ("m8n8k16", "b", "s8"),
-             ("m8n8k16", "c", "s32"), ("m16n8k16", "a", "s8"), ("m16n8k16", "b", "s8"), ("m16n8k32", "a", "s8"),
-             ("m16n8k32", "b", "s8"), ("m16n8k32", "c", "s32"), ("m8n8k4", "a", "f64"), ("m8n8k4", "b", "f64"),
-             ("m8n8k4", "c", "f64"), ("m16n8k16", "a", "f64")]
+from isa_fragments import CASES as ISA_CASES
+from isa_fragments import isa_rc
 
 
 @pytest.mark.parametrize("case", ISA_CASES, ids=["-".join(c) for c in ISA_CASES])
 def test_mma_tables_are_the_isa_formulas(case):
     layout = F.mma_layout(*case)
-    formula = _isa(*case)
+    formula = isa_rc(*case)
     for lane in range(32):
         for i in range(layout.elements):
             assert (layout.row[lane, i], layout.col[lane, i]) == formula(lane, i), (lane, i)
