@@ -252,8 +252,10 @@ def test_bad_copies_fault_precisely(body, needle):
     ("cp.async.cg.shared.global [%r1], [%rd3], 8;", "cp.async.cg copies 16 bytes"),
     ("cp.async.ca.shared.global [%r1], [%rd3], 12;", "cp-size must be 4, 8 or 16"),
     ("cp.async.ca.global.shared [%rd3], [%r1], 16;", "copies .global to .shared"),
-    ("cp.async.bulk.tensor.1d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r0}], [bar];",
-     "cp.async.bulk.tensor"),
+    ("cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r0, %r0}], "
+     "[bar];", "only the .tile mode"),
+    ("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r0}], [bar];",
+     "cp.async.bulk.tensor.2d takes [tensorMap, {2 coordinates}]"),
     ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%r1], [%rd1], 16, [bar], %rs1;",
      "multicast"),
 ])
@@ -265,3 +267,15 @@ def test_unsupported_forms_fail_at_load_with_the_reason(line, needle):
     with pytest.raises(LoadError) as e:
         load_module(SimGPU(), parse(kernel(line).replace(".reg .b64 %rd<32>;", ".reg .b64 %rd<32>;\n .reg .b16 %rs<2>;"), "k.ptx"))
     assert needle in str(e.value)
+
+
+def test_tensor_copy_from_bytes_that_are_not_a_tensor_map_faults():
+    body = """
+    setp.eq.u32 %p1, %r0, 3;
+    @%p1 mbarrier.init.shared.b64 [bar], 1;
+    mov.u32 %r10, s;
+    @%p1 cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r10], [%rd1, {%r0}], [bar];
+    """
+    r = run(kernel(body), "k", (1,), (32,), [np.zeros(128, np.uint8), Out(512, np.uint8)], expect_fault=True)
+    assert "not a tensor map made by cuTensorMapEncodeTiled" in r.fault.message
+    assert r.fault.thread == (3, 0, 0)
