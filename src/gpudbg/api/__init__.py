@@ -11,6 +11,8 @@ from gpudbg.api.events import Event
 from gpudbg.api.interop import asarray, from_dlpack
 from gpudbg.api.memory import DeviceArray, device_array, to_device, zeros
 from gpudbg.api.module import Kernel, Module
+from gpudbg.api.textures import CudaArray, Surface, Texture
 
 __all__ = ["Device", "Stream", "Event", "synchronize", "GPUError", "KernelFaultError", "DEVICE_FAULT_CODES",
-           "DeviceArray", "device_array", "to_device", "zeros", "asarray", "from_dlpack", "Kernel", "Module"]
+           "DeviceArray", "device_array", "to_device", "zeros", "asarray", "from_dlpack", "Kernel", "Module",
+           "CudaArray", "Texture", "Surface"]

@@ -43,6 +43,9 @@ def convert(kernel: str, index: int, value: Any, param: Any = None) -> Any:
     if isinstance(value, DeviceArray):
         value._check_live()
         return value.ptr
+    from gpudbg.api.textures import Surface, Texture
+    if isinstance(value, (Texture, Surface)):
+        return value.handle                  # cudaTextureObject_t / cudaSurfaceObject_t: a 64-bit value
     if isinstance(value, ctypes.Structure):
         return _struct_bytes(kernel, index, param, bytes(value),
                              f"ctypes.Structure {type(value).__name__}")
