@@ -128,3 +128,20 @@ def test_views_keep_their_base_alive_and_refuse_freeing():
     d.free()
     with pytest.raises(ValueError, match="freed"):
         v.to_host()
+
+
+@settings(max_examples=25, deadline=None)
+@given(array_and_key(), st.sampled_from(["scalar", "host", "device"]))
+def test_writes_through_views_match_numpy_assignment(case, source):
+    shape, key = case
+    host = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    try:
+        target_shape = host[key].shape
+    except IndexError:
+        return
+    value = (np.int32(-5) if source == "scalar"
+             else -np.arange(int(np.prod(target_shape)), dtype=np.int32).reshape(target_shape) - 1)
+    d = gpudbg.to_device(host)
+    d[key] = gpudbg.to_device(value) if source == "device" else value
+    host[key] = value
+    np.testing.assert_array_equal(d.to_host(), host)

@@ -459,11 +459,13 @@ def to_device(arr: Any, dtype: Any = None, stream: Any = None) -> DeviceArray:
     return convert(arr, dtype, stream)
 
 
-def device_array(shape: Any, dtype: Any = np.float32) -> DeviceArray:
-    """Uninitialized device memory."""
+def device_array(shape: Any, dtype: Any = np.float32, stream: Any = None) -> DeviceArray:
+    """Uninitialized device memory (mcMalloc is not stream-ordered; `stream`
+    is accepted for numba's signature and checked)."""
+    stream_handle(stream)
     return DeviceArray.empty(shape, dtype)
 
 
-def zeros(shape: Any, dtype: Any = np.float32) -> DeviceArray:
-    """Zero-filled device memory."""
-    return DeviceArray.empty(shape, dtype).fill_bytes(0)
+def zeros(shape: Any, dtype: Any = np.float32, stream: Any = None) -> DeviceArray:
+    """Zero-filled device memory (the memset is queued on `stream`)."""
+    return DeviceArray.empty(shape, dtype).fill_bytes(0, stream)
