@@ -246,3 +246,28 @@ def test_memcheck_runs_the_sanitizers_host_checks_and_leak_check(gdb, host):
     assert re.search(r"Leaked 1024 bytes at 0x[0-9a-f]+", text) and "LEAK SUMMARY: 1024 bytes leaked in 1 allocations" in text
     _, out, err = gdb(leaky, "run")                          # off: neither
     assert "LEAK SUMMARY" not in out + err and "Double free of" not in out + err
+
+
+SEL = r'''
+extern "C" __global__ void sel(int *out) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (blockIdx.x > 0) {
+        out[i] = i;  // SET
+    }
+}
+'''
+
+
+def test_thread_selection_logical_or_physical(gdb, host):
+    """With more blocks than SMs, block 132 shares SM 0 with block 0: when
+    block 0 does not stop, the lowest logical thread (block 1, on SM 1) and
+    the lowest physical lane (SM 0: block 132) differ."""
+    prog = host(SEL, f"d = gpudbg.zeros(32 * 134, np.int32)\nmodule.sel[134, 32](d)\n{OUT}", name="sel.cu",
+                options=("-lineinfo",))
+    stop = f"break sel.cu:{line_of(SEL, 'SET')}"
+    _, out, err = gdb(prog, "show cuda thread_selection", stop, "run", "delete", "continue")   # no kill: the
+    assert "exited normally" in out                                                     # next run shares the GPU
+    assert "thread_selection: logical" in out
+    assert "[Switching focus to CUDA kernel 0, grid " in out and "block (1,0,0), thread (0,0,0)" in out, out + err
+    _, out, err = gdb(prog, "set cuda thread_selection physical", stop, "run", "kill")
+    assert re.search(r"block \((\d+),0,0\), thread \(0,0,0\), device 0, sm 0, warp \d+, lane 0\]", out), out + err
