@@ -272,18 +272,18 @@ def assign(dst: Any, value: Any, stream: Any) -> None:
     if isinstance(value, DeviceArray):
         if value.device != dst.device:
             raise ValueError(f"cannot assign an array of device {value.device} to one of device {dst.device}")
-        np.broadcast_shapes(value.shape, dst.shape)
         if np.broadcast_shapes(value.shape, dst.shape) != dst.shape:
             raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {dst.shape}")
         if value.overlaps(dst):
             value = value.copy(stream)
         launch("copy", [value.dtype], dst, [value], dst.shape, stream)
         return
-    if hasattr(value, "__cuda_array_interface__") or hasattr(value, "__dlpack__") and \
-            not isinstance(value, np.ndarray):
-        from gpudbg.api.interop import asarray
+    from gpudbg.api.interop import asarray, is_device_producer
+    if is_device_producer(value):
         assign(dst, asarray(value), stream)
         return
+    if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__") and hasattr(value, "__dlpack_device__"):
+        value = np.from_dlpack(value)     # a CPU DLPack producer
     host = np.asarray(value)
     if host.dtype.hasobject:
         raise TypeError(f"cannot assign {type(value).__name__} values to a device array")
