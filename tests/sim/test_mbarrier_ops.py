@@ -225,3 +225,26 @@ def test_malformed_forms_fail_at_load(line):
     with pytest.raises(LoadError) as e:
         load_module(SimGPU(), parse(kernel(line), "k.ptx"))
     assert "mbarrier" in str(e.value)
+
+
+def test_a_kernel_timeout_names_the_threads_waiting_in_try_wait(monkeypatch):
+    # warp 0 waits for arrivals warp 1 never makes: warp 1 spins forever
+    monkeypatch.setenv("GPUDBG_HANG_TIMEOUT", "1")
+    body = """
+    setp.eq.u32 %p1, %r0, 0;
+    @%p1 mbarrier.init.shared.b64 [bar], 64;
+    bar.sync 0;
+    setp.ge.u32 %p2, %r0, 32;
+    @%p2 bra.uni SPIN;
+    mbarrier.arrive.shared.b64 %rd4, [bar];
+WAIT:
+    mbarrier.try_wait.shared.b64 %p4, [bar], %rd4;
+    @!%p4 bra WAIT;
+    bra.uni DONE;
+SPIN:
+    bra.uni SPIN;
+DONE:
+    """
+    r = run(kernel(body), "k", (1,), (64,), [Out(1, np.uint64)], expect_fault=True)
+    assert r.fault.hang.value == "kernel timeout"
+    assert any("32 thread(s)" in line and "waiting in mbarrier.try_wait" in line for line in r.fault.details["warps"])

@@ -36,6 +36,7 @@ import numpy as np
 
 from gpudbg.driver.watchdog import ENV_TIMEOUT, HangTimeoutError, hang_timeout
 from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind, KernelFault
+from gpudbg.sim.mbarrier import MBAR_WAIT
 from gpudbg.sim.state import EXITED, PARKED
 
 CHECK_STEPS = 64          # scheduler steps between two looks at the clock and the cancel flag
@@ -165,6 +166,10 @@ class KernelWatch:
                 f"to disable)")
 
 
+def _waiting_at(bar: int) -> str:
+    return "waiting in mbarrier.try_wait" if bar == MBAR_WAIT else f"waiting at barrier {bar}"
+
+
 def _location(X, pc: int) -> str:
     prog = X.program
     c = prog.code[pc] if 0 <= pc < len(prog.code) else None
@@ -212,7 +217,7 @@ def where_report(X, kind: HangKind, message: str, visits: list[int]) -> FaultRep
     for pc, at_barrier, slots, nthreads, seen in groups:
         nwarps = len(np.unique(slots // 32))
         where = _location(X, pc)
-        what = (f"waiting at barrier {int(X.bar_wait[slots[0]])}" if at_barrier
+        what = (_waiting_at(int(X.bar_wait[slots[0]])) if at_barrier
                 else f"looped there {seen} time(s)" if seen else "not yet run there")
         rows.append({"pc": prog.code_address(pc), "location": where, "warps": nwarps, "threads": nthreads,
                      "steps": seen, "at_barrier": at_barrier})
