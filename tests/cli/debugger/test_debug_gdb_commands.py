@@ -271,3 +271,18 @@ def test_thread_selection_logical_or_physical(gdb, host):
     assert "[Switching focus to CUDA kernel 0, grid " in out and "block (1,0,0), thread (0,0,0)" in out, out + err
     _, out, err = gdb(prog, "set cuda thread_selection physical", stop, "run", "kill")
     assert re.search(r"block \((\d+),0,0\), thread \(0,0,0\), device 0, sm 0, warp \d+, lane 0\]", out), out + err
+
+
+MISALIGNED = r'''
+extern "C" __global__ void skew(int *out) {
+    int *p = (int *)((char *)out + 2);
+    out[threadIdx.x] = *p;  // READ
+}
+'''
+
+
+def test_memcheck_names_a_misaligned_access(gdb, host):
+    prog = host(MISALIGNED, f"d = gpudbg.zeros(32, np.int32)\nmodule.skew[1, 32](d)\n{OUT}", name="skew.cu")
+    _, out, err = gdb(prog, "set cuda memcheck on", "run", "kill")
+    assert re.search(r"^Memcheck detected a misaligned access to address \(@global\)0x[0-9a-f]+2\n\nCUDA Exception: "
+                     r"Lane Misaligned Address$", out, re.M), out + err

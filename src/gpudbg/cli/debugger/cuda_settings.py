@@ -155,7 +155,9 @@ def memcheck_line(dbg: Any, report: Any) -> str | None:
     if current(dbg, "memcheck") != "on" or report is None or getattr(report, "address", None) is None:
         return None
     space = getattr(report, "space", None) or "global"
-    return f"Memcheck detected an illegal access to address (@{space})0x{report.address:x}"
+    kind = getattr(getattr(report, "kind", None), "name", "")
+    what = "a misaligned access" if "MISALIGNED" in kind else "an illegal access"
+    return f"Memcheck detected {what} to address (@{space})0x{report.address:x}"
 
 
 def kernel_event(dbg: Any, grid: Any, finished: bool) -> None:
