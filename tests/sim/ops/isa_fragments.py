@@ -33,6 +33,14 @@ _AB = {
     ("m8n8k4", "a", "f64"): lambda l, i: (_g(l), _t(l)),
     ("m8n8k4", "b", "f64"): lambda l, i: (_t(l), _g(l)),
     ("m16n8k16", "a", "f64"): lambda l, i: (_g(l) + 8 * (i % 2), 2 * i + _t(l) if i % 2 == 0 else 2 * i - 2 + _t(l)),
+    # sm_90 f64 shapes whose B fragments (and m16n8k4/k8 A) come from CUTLASS's
+    # CuTe traits (mma_traits_sm90.hpp: e.g. SM90_16x8x8 A ((4,8),(2,2)):((16,1),(8,64)),
+    # B ((4,8),2):((8,1),32) over column-major (M,K) and (N,K) coordinates)
+    ("m16n8k4", "a", "f64"): lambda l, i: (_g(l) + 8 * i, _t(l)),
+    ("m16n8k4", "b", "f64"): lambda l, i: (_t(l), _g(l)),
+    ("m16n8k8", "a", "f64"): lambda l, i: (_g(l) + 8 * (i % 2), _t(l) + 4 * (i // 2)),
+    ("m16n8k8", "b", "f64"): lambda l, i: (_t(l) + 4 * i, _g(l)),
+    ("m16n8k16", "b", "f64"): lambda l, i: (_t(l) + 4 * i, _g(l)),
 }
 
 
@@ -51,4 +59,6 @@ CASES = [("m16n8k16", "a", "f16"), ("m16n8k16", "b", "f16"), ("m16n8k16", "c", "
          ("m16n8k4", "a", "tf32"), ("m16n8k4", "b", "tf32"), ("m8n8k16", "a", "s8"), ("m8n8k16", "b", "s8"),
          ("m8n8k16", "c", "s32"), ("m16n8k16", "a", "s8"), ("m16n8k16", "b", "s8"), ("m16n8k32", "a", "s8"),
          ("m16n8k32", "b", "s8"), ("m16n8k32", "c", "s32"), ("m8n8k4", "a", "f64"), ("m8n8k4", "b", "f64"),
-         ("m8n8k4", "c", "f64"), ("m16n8k16", "a", "f64"), ("m16n8k16", "a", "bf16"), ("m16n8k32", "b", "u8")]
+         ("m8n8k4", "c", "f64"), ("m16n8k16", "a", "f64"), ("m16n8k16", "a", "bf16"), ("m16n8k32", "b", "u8"),
+         ("m16n8k4", "a", "f64"), ("m16n8k4", "b", "f64"), ("m16n8k8", "a", "f64"), ("m16n8k8", "b", "f64"),
+         ("m16n8k16", "b", "f64"), ("m16n8k8", "c", "f64")]
