@@ -8,7 +8,9 @@ instruction's mode: .trap (the default) is a precise fault naming the
 coordinates and the surface's size, .clamp accesses the nearest in-range
 location, .zero loads zeros and drops stores. The access itself is a
 checked global memory access at the texel's address, so a surface over a
-freed array faults like any use-after-free.
+freed array faults like any use-after-free, and the .b forms declare their
+accesses to analysis tools (SurfaceProbe), so racecheck sees surface writes
+like global ones.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.sim.faults import CUDBGException
-from gpudbg.sim.memory.spaces import AccessFault, Space
+from gpudbg.sim.memory.spaces import AccessFault, AccessType, Space
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.ops.texture import COORDS, GEOMETRIES, _elements, _lanes, handle_reader, lanes_by_handle, relaned
 from gpudbg.sim.texture.descriptors import Geometry, SurfaceState
@@ -91,6 +93,38 @@ def surface_addresses(surf: SurfaceState, geometry: Geometry, layer, coords, siz
     return addrs, ~bad if mode == "zero" else np.ones(len(x), dtype=bool)
 
 
+class SurfaceProbe:
+    """The global addresses a surface instruction touches, for analysis
+    tools (sim/instrument.py probes them before the access). Lanes whose
+    handle names no surface read address 0: the access faults and no event
+    is emitted. Out-of-range lanes of .clamp/.zero report the clamped
+    location."""
+
+    space = "global"
+
+    def __init__(self, handle, layer_r, coord_r, geometry: Geometry, size: int, x_in_elements: bool):
+        self.handle, self.layer_r, self.coord_r = handle, layer_r, coord_r
+        self.geometry, self.size, self.x_in_elements = geometry, size, x_in_elements
+
+    def addresses(self, X, idx) -> np.ndarray:
+        n = _count(X, idx)
+        out = np.zeros(n, dtype=U64)
+        h = _lanes(self.handle(X, idx), n, U64)
+        layer = _lanes(self.layer_r(X, idx), n, np.int32) if self.layer_r else None
+        coords = [_lanes(r(X, idx), n, np.int32) for r in self.coord_r]
+        from gpudbg.sim.texture.descriptors import image_table
+        table = image_table(X.gpu)
+        for value in np.unique(h):
+            surf = table.get(int(value))
+            if not isinstance(surf, SurfaceState) or surf.image.geometry is not self.geometry:
+                continue
+            pos = np.flatnonzero(h == value)
+            addrs, _ = surface_addresses(surf, self.geometry, None if layer is None else layer[pos],
+                                         [c[pos] for c in coords], self.size, "clamp", self.x_in_elements)
+            out[pos] = addrs
+        return out
+
+
 def _each_surface(X, idx, handle, layer_r, coord_r, body):
     n = _count(X, idx)
     layer = _lanes(layer_r(X, idx), n, np.int32) if layer_r else None
@@ -132,7 +166,9 @@ def build_suld(inst, tc) -> Built:
         _each_surface(X, idx, handle, layer_r, coord_r, body)
         for i, w in enumerate(writers):
             w(X, idx, np.ascontiguousarray(out[:, i]))
-    return Built(run, info={"access": "read", "space": "surface"})
+    probe = SurfaceProbe(handle, layer_r, coord_r, geometry, size, False)
+    return Built(run, info={"access": "read", "space": "surface",
+                            "memory": ((probe, AccessType.READ, size),)})
 
 
 @op("sust")
@@ -176,7 +212,11 @@ def build_sust(inst, tc) -> Built:
             if len(addrs):
                 X.gmem.store(addrs, data if k > 1 else data[:, 0], store_dt, k, space_name="surface")
         _each_surface(X, idx, handle, layer_r, coord_r, body)
-    return Built(run, info={"access": "write", "space": "surface"})
+    if formatted:       # the element size is the surface's, known only at run time: not probed
+        return Built(run, info={"access": "write", "space": "surface"})
+    size = dtype.itemsize * count
+    probe = SurfaceProbe(handle, layer_r, coord_r, geometry, size, False)
+    return Built(run, info={"access": "write", "space": "surface", "memory": ((probe, AccessType.WRITE, size),)})
 
 
 @op("sured")
@@ -203,4 +243,6 @@ def build_sured(inst, tc) -> Built:
             if keep.any():
                 X.gmem.reduce(opname, addrs[keep], vals[pos][keep], dtype, space_name="surface")
         _each_surface(X, idx, handle, layer_r, coord_r, body)
-    return Built(run, info={"access": "atomic", "space": "surface"})
+    probe = SurfaceProbe(handle, layer_r, coord_r, geometry, dtype.itemsize, False)
+    return Built(run, info={"access": "atomic", "space": "surface",
+                            "memory": ((probe, AccessType.ATOMIC, dtype.itemsize),)})
