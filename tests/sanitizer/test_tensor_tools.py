@@ -4,7 +4,8 @@ declared per element): a wmma tile that one warp stores to shared memory and ano
 __syncthreads is a read-after-write race on every element; with the
 barrier it is silent. Under memcheck an out-of-bounds wmma store is the
 simulator's precise fault, counting every faulting lane. synccheck reports
-.sync.aligned matrix instructions that only part of a warp executes."""
+.sync.aligned matrix instructions that only part of a warp executes;
+initcheck a wmma.load of shared memory nobody wrote."""
 from __future__ import annotations
 
 import numpy as np
@@ -124,3 +125,46 @@ def test_synccheck_reports_wmma_executed_by_half_a_warp():
 
 def test_synccheck_is_silent_when_the_whole_warp_executes_wmma():
     assert _synccheck(32).findings == []
+
+
+UNINIT = r"""
+#include <mma.h>
+using namespace nvcuda;
+extern "C" __global__ void uninit(float *out, int fill) {
+    __shared__ __align__(32) half tile[256];
+    if (fill) for (int i = threadIdx.x; i < 256; i += 32) tile[i] = __float2half(1.0f);
+    __syncwarp();
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fill_fragment(acc, 0.0f);
+    wmma::fill_fragment(fb, __float2half(1.0f));
+    wmma::load_matrix_sync(fa, tile, 16);
+    wmma::mma_sync(acc, fa, fb, acc);
+    wmma::store_matrix_sync(out, acc, 16, wmma::mem_row_major);
+}
+"""
+
+
+def _initcheck(fill: int):
+    with checked("initcheck") as rep:
+        m = gpudbg.compile(UNINIT, name="uninit_tile.cu")
+        out = gpudbg.zeros(256, np.float32)
+        m.uninit[1, 32](out, fill)
+        gpudbg.Device().synchronize()
+        result = out.to_host()
+    return rep, result
+
+
+def test_initcheck_reports_a_wmma_load_of_shared_memory_nobody_wrote():
+    rep, _ = _initcheck(0)
+    [f] = rep.findings
+    assert f.kind == "uninitialized_shared_read" and f.count == 32
+    assert f.site.instruction.startswith("wmma.load.a.sync.aligned.row.m16n16k16")
+    assert "Uninitialized __shared__ memory read of size 2 bytes" in rep.texts[0]
+
+
+def test_initcheck_is_silent_once_the_tile_is_written():
+    rep, result = _initcheck(1)
+    assert rep.findings == []
+    assert np.array_equal(result, np.full(256, 16.0, np.float32))
