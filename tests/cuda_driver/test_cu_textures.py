@@ -15,7 +15,7 @@ from gpudbg.cuda_driver import arrays as A
 from gpudbg.cuda_driver import copies as X
 from gpudbg.cuda_driver import launch as L
 from gpudbg.cuda_driver import textures as TX
-from gpudbg.cuda_driver.copies import ARRAY, DEVICE, HOST, CUDA_MEMCPY2D, CUDA_MEMCPY3D
+from gpudbg.cuda_driver.copies import ARRAY, HOST, CUDA_MEMCPY2D, CUDA_MEMCPY3D
 
 U8, F32 = 0x01, 0x20          # CU_AD_FORMAT_UNSIGNED_INT8, CU_AD_FORMAT_FLOAT
 LAYERED, SURFACE_LDST = 0x01, 0x02

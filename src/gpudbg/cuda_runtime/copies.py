@@ -18,8 +18,7 @@ import struct
 
 from gpudbg import cabi
 from gpudbg.cuda_runtime import registration
-from gpudbg.cuda_runtime._base import (E, call, export, fail, memory, need, per_thread, per_thread_sync,
-                                       stream)
+from gpudbg.cuda_runtime._base import call, export, memory, need, per_thread, per_thread_sync, stream
 from gpudbg.runtime import mc
 from gpudbg.runtime.memory_types import mcExtent, mcMemcpy3DParms, mcPitchedPtr, mcPos
 

@@ -20,9 +20,9 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.sim.faults import CUDBGException, LaneFault
-from gpudbg.sim.memory.spaces import AccessFault
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.texture import sampler
+from gpudbg.sim.texture.filtering import cube_face, lod_from_gradients
 from gpudbg.sim.texture.descriptors import AddressMode, Geometry, SurfaceState, TextureState, image_table
 from gpudbg.sim.texture.formats import CL_CHANNEL_ORDER, CL_CHANNEL_TYPE
 
@@ -148,7 +148,7 @@ def _slices(tex: TextureState, geometry: Geometry, layer: np.ndarray | None, fac
     return s
 
 
-def _check_geometry(tex: TextureState, geometry: Geometry, pos, X, idx) -> None:
+def _check_geometry(tex: TextureState, geometry: Geometry, pos) -> None:
     """A geometry other than the image's is an illegal instruction (real
     hardware returns garbage; a debugger should say so)."""
     g = tex.image.geometry
@@ -175,7 +175,6 @@ def _sample_group(X, tex, geometry, layer, spatial, lod, integer, gather_comp=No
 
 
 def sampler_face(spatial):
-    from gpudbg.sim.texture.filtering import cube_face
     return cube_face(*spatial[:3])
 
 
@@ -220,10 +219,9 @@ def build_tex(inst, tc) -> Built:
         grads = [[_lanes(r(X, idx), n, np.float32) for r in g] for g in grad_r] if grad_r else None
         result = None
         for tex, pos in lanes_by_handle(X, idx, handle, TextureState, "texture"):
-            _check_geometry(tex, geometry, pos, X, idx)
+            _check_geometry(tex, geometry, pos)
             g_lod = lod[pos] if lod is not None else None
             if grads is not None:
-                from gpudbg.sim.texture.filtering import lod_from_gradients
                 sizes = sampler.level_sizes(tex.image.base, len(grads[0]))
                 g_lod = lod_from_gradients([d[pos] for d in grads[0]], [d[pos] for d in grads[1]],
                                            sizes if tex.normalized_coords else [1] * len(sizes))
@@ -271,7 +269,7 @@ def build_tld4(inst, tc) -> Built:
         spatial = [_lanes(r(X, idx), n, np.float32) for r in spatial_r]
         result = None
         for tex, pos in lanes_by_handle(X, idx, handle, TextureState, "texture"):
-            _check_geometry(tex, geometry, pos, X, idx)
+            _check_geometry(tex, geometry, pos)
             try:
                 part = _sample_group(X, tex, geometry, None if layer is None else layer[pos],
                                      [s[pos] for s in spatial], None, False, component)
@@ -372,5 +370,3 @@ def build_istypep(inst, tc) -> Built:
         d(X, idx, np.array([isinstance(table.get(int(v)), want) if want else False for v in h], dtype=bool))
     return Built(run)
 
-
-__all__ = ["AccessFault", "handle_reader", "lanes_by_handle", "relaned", "coord_readers", "GEOMETRIES", "COORDS"]

@@ -91,7 +91,6 @@ def cube_face(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> tuple[np.ndarray, 
     ax, ay, az = np.abs(x), np.abs(y), np.abs(z)
     xmaj = (ax >= ay) & (ax >= az)
     ymaj = ~xmaj & (ay >= az)
-    zmaj = ~xmaj & ~ymaj
     face = np.where(xmaj, np.where(x >= 0, 0, 1), np.where(ymaj, np.where(y >= 0, 2, 3), np.where(z >= 0, 4, 5)))
     sc = np.select([face == 0, face == 1, face == 2, face == 3, face == 4], [-z, z, x, x, x], -x)
     tc = np.select([face == 0, face == 1, face == 2, face == 3, face == 4], [-y, -y, z, -z, -y], -y)
