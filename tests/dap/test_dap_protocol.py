@@ -109,11 +109,14 @@ def test_launch_errors_are_specific(args, words):
     assert not any(m.get("event") == "initialized" for m in msgs)
 
 
-def test_a_native_executable_is_refused_with_the_cli_alternative(tmp_path):
+def test_a_native_program_must_be_executable_and_needs_a_transport_to_hand_over(tmp_path):
     exe = tmp_path / "prog"
     exe.write_bytes(b"\x7fELF" + b"\0" * 60)
     msgs, _ = run({"command": "launch", "arguments": {"program": str(exe)}})
-    assert "gpudbg debug" in responses(msgs)["launch"]["message"]
+    assert responses(msgs)["launch"]["message"].endswith("is not executable.")
+    exe.chmod(0o755)
+    msgs, _ = run({"command": "launch", "arguments": {"program": str(exe)}})    # in-memory streams: no fds
+    assert "cannot be handed to a native program" in responses(msgs)["launch"]["message"]
 
 
 def test_attach_needs_a_core_file():

@@ -14,8 +14,8 @@ The Debugger's cuda-gdb messages reach the client as `console` output.
 
 State requests run only while stopped; the per-stop handles (frames,
 variable references) are dropped at every resume, as DAP requires.
-It does not debug native executables (the CLI execs into them; the
-adapter would have to move its connection into the program's process).
+A native executable is debugged from inside its own process, as the CLI
+does it: the adapter hands its connection over (gpudbg.dap.native).
 """
 from __future__ import annotations
 
@@ -102,7 +102,9 @@ class Engine:
 
     # ------------------------------------------------------------ launch
     def launch_program(self, program: str, args: list[str], cwd: str | None, env: dict | None,
-                       stop_on_entry: bool) -> None:
+                       stop_on_entry: bool) -> bool:
+        """Prepare a Python program's session; True (nothing prepared) for
+        a native executable, which the server hands over to."""
         from gpudbg.cli import native
         if cwd:
             if not os.path.isdir(cwd):
@@ -112,18 +114,18 @@ class Engine:
             raise DapError("launch: 'program' (a Python host program) or 'coreFile' is required.", show=True)
         if not os.path.isfile(program):
             raise DapError(f"launch: program {program!r}: No such file.", show=True)
-        if native.is_native(program):
-            raise DapError(f"launch: {program} is a native executable; the DAP adapter debugs Python host "
-                           f"programs and coredumps (use `gpudbg debug {program}` for native ones).", show=True)
         for k, v in (env or {}).items():
             if v is None:
                 os.environ.pop(str(k), None)
             else:
                 os.environ[str(k)] = str(v)
+        if native.is_native(program):
+            return True
         self.dbg = DapDebugger(self, program, [str(a) for a in args])
         self.dbg.open()
         self.stop_on_entry = bool(stop_on_entry)
         self.state = "configuring"
+        return False
 
     def launch_core(self, path: str) -> None:
         from gpudbg.cli.core import _focus_on_fault, _register_embedded_sources

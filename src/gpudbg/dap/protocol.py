@@ -91,13 +91,20 @@ class DapError(Exception):
 class Sequencer:
     """The adapter's `seq` numbers, one series across threads."""
 
-    def __init__(self) -> None:
-        self._next = itertools.count(1)
+    def __init__(self, start: int = 1) -> None:
+        self._next = itertools.count(start)
         self._lock = threading.Lock()
 
     def __call__(self) -> int:
         with self._lock:
             return next(self._next)
+
+    def peek(self) -> int:
+        """The next number, without using it (a native handoff continues the series)."""
+        with self._lock:
+            n = next(self._next)
+            self._next = itertools.count(n)
+            return n
 
 
 def response(seq: int, request: dict[str, Any], body: dict[str, Any] | None = None,

@@ -18,6 +18,7 @@ server exits when it ends (the simulated GPU lives in this process).
 from __future__ import annotations
 
 import hmac
+import os
 import sys
 import threading
 from typing import Any, Callable
@@ -34,12 +35,15 @@ class Unauthorized(DapError):
 
 
 class Server:
-    def __init__(self, reader: Reader, writer: Writer, token: str | None = None):
+    def __init__(self, reader: Reader, writer: Writer, token: str | None = None,
+                 fds: tuple[int, int] | None = None, first_seq: int = 1):
         from .engine import Engine
         self.reader, self.writer = reader, writer
+        self.fds = fds                  # the transport's descriptors (a native handoff passes them on)
+        self.request: dict = {}         # the request being handled
         self.token = token
         self.authenticated = token is None
-        self.seq = Sequencer()
+        self.seq = Sequencer(first_seq)
         self.engine = Engine(self.send_event)
         self.frames = stack.Handles()
         self.refs = stack.Handles()
@@ -85,6 +89,7 @@ class Server:
             self.output("console", f"gpudbg dap: ignored a message that is not a request: {str(msg)[:200]}\n")
             return
         command = msg["command"]
+        self.request = msg
         args = msg.get("arguments")
         args = {} if args is None else args
         after: list[Callable[[], None]] = []
@@ -148,8 +153,11 @@ class Server:
             env = args.get("env") or {}
             if not isinstance(env, dict):
                 raise DapError("launch: 'env' must be an object.", show=True)
-            self.engine.launch_program(str(program or ""), [str(x) for x in a], args.get("cwd"), env,
-                                       bool(args.get("stopOnEntry")))
+            native = self.engine.launch_program(str(program or ""), [str(x) for x in a], args.get("cwd"), env,
+                                                bool(args.get("stopOnEntry")))
+            if native:
+                from .native import hand_over
+                hand_over(self, str(program), [str(x) for x in a], bool(args.get("stopOnEntry")))   # never returns
         self._initialized(after)
 
     def attach(self, args: dict, after: list) -> None:
@@ -164,10 +172,10 @@ class Server:
         after.append(self.engine.configuration_done)
 
     def disconnect(self, args: dict, after: list) -> None:
-        self.engine.shutdown()
         if self.engine.state not in ("exited",):
             self.engine.state = "exited"
             after.append(lambda: self.send_event("terminated"))
+        after.append(self.engine.shutdown)    # a native program's process ends here: answer first
         after.append(self.done.set)
 
     def terminate(self, args: dict, after: list) -> None:
@@ -178,6 +186,13 @@ class Server:
             return
         if dbg.inferior is not None and dbg.inferior.running:
             def kill():
+                if hasattr(dbg.inferior, "end_process"):    # a native program: this process ends in the kill
+                    from gpudbg.cli.debugger.native_inferior import KILLED_STATUS
+                    self.engine.state = "exited"
+                    self.send_event("exited", {"exitCode": KILLED_STATUS})
+                    self.send_event("terminated")
+                    dbg.kill_inferior(quiet=True)        # never returns
+                    return
                 dbg.kill_inferior(quiet=True)
                 status = dbg.inferior.exit.status if dbg.inferior.exit is not None else 137
                 self.engine.state = "exited"
@@ -341,13 +356,13 @@ def serve_stdio() -> int:
     its output (fd 1 included) comes back as output events."""
     import os
     from .output import Capture
-    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
-    proto_out = os.fdopen(os.dup(1), "wb")
+    in_fd, out_fd = os.dup(0), os.dup(1)
+    proto_out = os.fdopen(out_fd, "wb")
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.stdin = open(os.devnull)
-    server = Server(Reader(_Buffered(proto_in)), Writer(proto_out))
+    server = Server(Reader(FdReader(in_fd)), Writer(proto_out), fds=(in_fd, out_fd))
     capture = Capture(server.output, redirect_fd1=True)
     try:
         return server.serve()
@@ -355,25 +370,44 @@ def serve_stdio() -> int:
         capture.restore()
 
 
-class _Buffered:
-    """readline/read over an unbuffered file (io.BufferedReader would do,
-    but it may block filling its buffer past one message on a pipe)."""
+class FdReader:
+    """readline/read on a descriptor with a buffer of its own, so what was
+    read ahead (requests not yet handled) is known: a native program's
+    handoff passes it on (gpudbg.dap.native)."""
 
-    def __init__(self, raw: Any):
-        import io
-        self._b = io.BufferedReader(raw)
+    def __init__(self, fd: int, pending: bytes = b""):
+        self.fd = fd
+        self.buf = bytearray(pending)
+
+    def _fill(self) -> bool:
+        chunk = os.read(self.fd, 65536)
+        self.buf += chunk
+        return bool(chunk)
 
     def readline(self, limit: int = -1) -> bytes:
-        return self._b.readline(limit)
+        while True:
+            i = self.buf.find(b"\n")
+            if i >= 0 or (limit >= 0 and len(self.buf) >= limit):
+                n = i + 1 if i >= 0 else limit
+                if limit >= 0:
+                    n = min(n, limit)
+                out = bytes(self.buf[:n])
+                del self.buf[:n]
+                return out
+            if not self._fill():
+                out = bytes(self.buf)
+                self.buf.clear()
+                return out
 
     def read(self, n: int) -> bytes:
-        out = b""
-        while len(out) < n:
-            chunk = self._b.read(n - len(out))
-            if not chunk:
-                break
-            out += chunk
+        while len(self.buf) < n and self._fill():
+            pass
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
         return out
+
+    def pending(self) -> bytes:
+        return bytes(self.buf)
 
 
 def serve_tcp(port: int, token: str, announce: Callable[[str], None]) -> int:
@@ -384,9 +418,9 @@ def serve_tcp(port: int, token: str, announce: Callable[[str], None]) -> int:
         announce(f"gpudbg dap: listening on 127.0.0.1:{listener.getsockname()[1]} (token {token})")
         conn, _ = listener.accept()
     with conn:
-        rfile = conn.makefile("rb")
         wfile = conn.makefile("wb")
-        server = Server(Reader(rfile), Writer(wfile), token=token)
+        server = Server(Reader(FdReader(conn.fileno())), Writer(wfile), token=token,
+                        fds=(conn.fileno(), conn.fileno()))
         capture = Capture(server.output, redirect_fd1=False)
         try:
             return server.serve()
