@@ -122,3 +122,17 @@ def test_objects_die_with_their_context(k):
     assert mc.mcLaunchKernel(read, 1, 4, [tex, out]) == (S,)
     assert mc.mcDeviceSynchronize() == (E.mcErrorIllegalAddress,)
     assert f"handle 0x{tex:x} is a destroyed texture object" in mc.fault_report().message
+
+
+def test_a_geometry_other_than_the_textures_is_an_illegal_instruction(k):
+    err, desc = mc.mcCreateChannelDesc(32, 0, 0, 0, mc.mcChannelFormatKind.mcChannelFormatKindFloat)
+    err, arr = mc.mcMalloc3DArray(desc, mc.mcExtent(4, 2, 2), 0)
+    rd = mc.mcResourceDesc()
+    rd.res.array.array = arr
+    err, tex = mc.mcCreateTextureObject(rd, mc.mcTextureDesc(), None)
+    _, out = mc.mcMalloc(64)
+    assert mc.mcLaunchKernel(k["read"], 1, 4, [tex, out]) == (S,)       # tex2D on a 3D texture
+    assert mc.mcDeviceSynchronize()[0] != S
+    rep = mc.fault_report()
+    assert rep.kind is CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION
+    assert "tex.2d on a 3d texture object" in rep.message

@@ -479,3 +479,27 @@ def test_srgb_and_half_textures(kernels):
     launch(kernels["sample2d"], n, [htex, ph, dev(hu), dev(hv), n])
     want = [model_2d(half.astype(np.float32), a, b, CLAMP, True, False) for a, b in zip(hu, hv)]
     np.testing.assert_allclose(back(ph, hout), np.array(want, np.float32), rtol=0, atol=1e-6)
+
+
+def test_pitch2d_texture_over_pitched_memory(kernels):
+    img = np.random.default_rng(21).random((5, 7), dtype=np.float32)
+    err, p, pitch = mc.mcMallocPitch(7 * 4, 5)
+    assert err == S
+    assert mc.mcMemcpy2D(p, pitch, img, 28, 28, 5, H2D) == (S,)
+    rd = mc.mcResourceDesc(mc.mcResourceType.mcResourceTypePitch2D)
+    rd.res.pitch2D.devPtr, rd.res.pitch2D.width, rd.res.pitch2D.height = p, 7, 5
+    rd.res.pitch2D.pitchInBytes = pitch
+    rd.res.pitch2D.desc = mc.mcChannelFormatDesc(32, 0, 0, 0, FLOAT)
+    tex = texture(rd, MIRROR, linear=True, normalized=True)
+    rng = np.random.default_rng(22)
+    n = 40
+    u = rng.uniform(-1, 2, n).astype(np.float32)
+    v = rng.uniform(-1, 2, n).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    po = dev(out)
+    launch(kernels["sample2d"], n, [tex, po, dev(u), dev(v), n])
+    want = [model_2d(img, a, b, MIRROR, True, True) for a, b in zip(u, v)]
+    np.testing.assert_allclose(back(po, out), np.array(want, np.float32), rtol=0, atol=2e-7)
+    rd.res.pitch2D.pitchInBytes = 28                 # below the texture pitch alignment
+    assert mc.mcCreateTextureObject(rd, mc.mcTextureDesc(), None)[0] == E.mcErrorInvalidValue
+    assert "pitch alignment" in mc.last_error_message()
