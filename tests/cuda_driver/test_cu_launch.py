@@ -10,7 +10,7 @@ from gpudbg.cuda_driver import context as CTX
 from gpudbg.cuda_driver import launch as L
 from gpudbg.cuda_driver import stream as S
 
-INVALID_VALUE, INVALID_HANDLE, INVALID_CONTEXT, NOT_SUPPORTED, ILLEGAL_ADDRESS = 1, 400, 201, 801, 700
+SUCCESS, INVALID_VALUE, INVALID_HANDLE, INVALID_CONTEXT, ILLEGAL_ADDRESS = 0, 1, 400, 201, 700
 
 
 def _launch(f, grid, block, params, stream=0, shared=0, extra=0):
@@ -75,7 +75,8 @@ def test_launch_kernel_ex_attribute_errors(ctx):
     p = saxpy_params(64, 1.0, dx, dy)
     cases = [([attr(99, "i", 0)], INVALID_VALUE),
              ([attr(L.A_CLUSTER_DIMENSION, "III", 3, 1, 1)], INVALID_VALUE),      # 3 does not divide 4
-             ([attr(L.A_CLUSTER_DIMENSION, "III", 4, 1, 1)], NOT_SUPPORTED),
+             ([attr(L.A_CLUSTER_DIMENSION, "III", 4, 2, 1)], INVALID_VALUE),      # 2 does not divide 1
+             ([attr(L.A_CLUSTER_DIMENSION, "III", 4, 1, 1)], SUCCESS),            # a cluster of the 4 blocks
              ([attr(L.A_ACCESS_POLICY_WINDOW, "QQfii", dx, 64, 1.5, 0, 0)], INVALID_VALUE),
              ([attr(L.A_DEVICE_UPDATABLE_KERNEL_NODE, "i", 1)], INVALID_VALUE)]
     for attrs, code in cases:

@@ -13,8 +13,7 @@ is read at its given size. The function may be a CUfunction or a CUkernel.
 
 Launch attributes: COOPERATIVE makes a cooperative launch; a CLUSTER_
 DIMENSION is validated (each dimension divides the grid, at most 8 blocks)
-and anything but 1x1x1 is CUDA_ERROR_NOT_SUPPORTED, since the simulator
-runs every block as its own cluster; PROGRAMMATIC_EVENT and
+and shapes the launch's thread-block clusters (sim/cluster.py); PROGRAMMATIC_EVENT and
 LAUNCH_COMPLETION_EVENT record their event after the kernel in stream
 order (the latest moment CUDA allows, so never early); priority, access
 policy, synchronization policy, memory sync domains, scheduling policy,
@@ -97,6 +96,7 @@ class Launch:
     shared: int
     cooperative: bool = False
     events: list[tuple[Any, int]] = field(default_factory=list)   # (Event, record flags) after the kernel
+    cluster: tuple[int, int, int] | None = None                   # CLUSTER_DIMENSION
 
 
 def _launch(ctx: Any, function: Any, spec: Launch, stream: Any, kernelParams: int, extra: int) -> None:
@@ -106,7 +106,8 @@ def _launch(ctx: Any, function: Any, spec: Launch, stream: Any, kernelParams: in
             raise fail(INVALID, "a cooperative launch takes kernelParams, not extra")
         _coop.launch_cooperative(ctx, function, spec.grid, spec.block, spec.shared, stream, args)
     else:
-        _module.launch(ctx, function, spec.grid, spec.block, spec.shared, stream, args, packed)
+        _module.launch(ctx, function, spec.grid, spec.block, spec.shared, stream, args, packed,
+                       cluster=spec.cluster)
     for event, flags in spec.events:
         event.record(stream, flags)
 
@@ -203,9 +204,7 @@ def parse_attributes(ctx: Any, config: CUlaunchConfig, spec: Launch, stream: Any
         elif ident == A_CLUSTER_DIMENSION:
             dims = struct.unpack_from("<III", value, 0)
             check_cluster(i, dims, spec.grid, "cluster dimension")
-            if dims != (1, 1, 1):
-                raise fail(R.CUDA_ERROR_NOT_SUPPORTED, f"cluster dimension {dims}: the simulator runs every "
-                                                       f"block as its own cluster (no thread-block clusters)")
+            spec.cluster = dims
         elif ident == A_PREFERRED_CLUSTER_DIMENSION:
             check_cluster(i, struct.unpack_from("<III", value, 0), spec.grid, "preferred cluster dimension")
         elif ident in (A_PROGRAMMATIC_EVENT, A_LAUNCH_COMPLETION_EVENT):

@@ -22,6 +22,7 @@ from gpudbg.cuda_driver._base import R, entry, fail, require_init
 from gpudbg.cuda_driver.launch import CUlaunchConfig, check_cluster
 from gpudbg.cuda_driver.module import function_of, need
 from gpudbg.driver import launch_config as _cfg
+from gpudbg.sim import cluster as sim_cluster
 
 __all__ = ["cuOccupancyMaxActiveBlocksPerMultiprocessor", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
            "cuOccupancyMaxPotentialBlockSize", "cuOccupancyMaxPotentialBlockSizeWithFlags",
@@ -96,39 +97,48 @@ def cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize: int, func: int, num
                                                                      int(blockSize)))
 
 
-def _config(config: int) -> CUlaunchConfig:
+def _config(config: int, f: Any) -> tuple[CUlaunchConfig, tuple[int, int, int] | None]:
+    """The launch configuration and its cluster shape: the CLUSTER_DIMENSION
+    attribute, else the kernel's __cluster_dims__, else None."""
     cfg = cabi.struct_at(need(config, "config"), CUlaunchConfig, "config")
     grid = (cfg.gridDimX, cfg.gridDimY, cfg.gridDimZ)
+    dims = None
     for i in range(cfg.numAttrs):
         raw = cabi.read(need(cfg.attrs or 0, "config->attrs") + i * ATTRIBUTE_BYTES, ATTRIBUTE_BYTES,
                         "config->attrs")
         if int.from_bytes(raw[0:4], "little") == CLUSTER_DIMENSION:
             dims = tuple(int.from_bytes(raw[8 + 4 * j:12 + 4 * j], "little") for j in range(3))
             check_cluster(i, dims, grid, "cluster dimension")      # type: ignore[arg-type]
-            if dims != (1, 1, 1):
-                raise fail(R.CUDA_ERROR_NOT_SUPPORTED, f"cluster dimension {dims}: the simulator has no "
-                                                       f"thread-block clusters")
-    return cfg
+    required = (getattr(f.kernel, "directives", None) or {}).get("reqnctapercluster")
+    return cfg, dims or (tuple((tuple(required) + (1, 1))[:3]) if required else None)
+
+
+def _per_sm(f: Any, cfg: CUlaunchConfig) -> int:
+    return _cfg.blocks_per_sm(f, int(cfg.blockDimX * cfg.blockDimY * cfg.blockDimZ), int(cfg.sharedMemBytes))
 
 
 @entry
 def cuOccupancyMaxPotentialClusterSize(clusterSize: int, func: int, config: int) -> None:
-    """1: every block is its own cluster on the simulator."""
+    """The largest portable cluster (at most 8 blocks) of which one can be
+    resident in a GPC with the config's block and shared size (0 when not
+    even one block fits)."""
     need(clusterSize, "clusterSize")
     require_init()
-    function_of(func)
-    _config(config)
-    cabi.store(clusterSize, "i32", 1)
+    f = function_of(func)
+    cfg, _dims = _config(config, f)
+    per_sm, sms = _per_sm(f, cfg), f.module.context.device.model.sm_count
+    fits = [n for n in range(1, sim_cluster.PORTABLE_CLUSTER_SIZE + 1)
+            if per_sm and sim_cluster.clusters_per_wave(sms, per_sm, (n, 1, 1))]
+    cabi.store(clusterSize, "i32", max(fits, default=0))
 
 
 @entry
 def cuOccupancyMaxActiveClusters(numClusters: int, func: int, config: int) -> None:
-    """Clusters of one block that can be resident at once on the device:
-    blocks per SM for the config's block and shared size, times the SMs."""
+    """Clusters of the config's shape (one block without one) that can be
+    resident at once: whole clusters per GPC, summed (sim/cluster.py)."""
     need(numClusters, "numClusters")
     require_init()
     f = function_of(func)
-    cfg = _config(config)
-    threads = cfg.blockDimX * cfg.blockDimY * cfg.blockDimZ
-    per_sm = _cfg.blocks_per_sm(f, int(threads), int(cfg.sharedMemBytes))
-    cabi.store(numClusters, "i32", per_sm * f.module.context.device.model.sm_count)
+    cfg, dims = _config(config, f)
+    per_sm, sms = _per_sm(f, cfg), f.module.context.device.model.sm_count
+    cabi.store(numClusters, "i32", sim_cluster.clusters_per_wave(sms, per_sm, dims or (1, 1, 1)) if per_sm else 0)

@@ -10,9 +10,9 @@ module loaded in the current context. The one idea for arguments:
 (the loaded kernel knows each size), so each is read as raw bytes and
 handed to mcLaunchKernel, which accepts bytes of a parameter's size.
 
-cudaLaunchKernelExC honours cudaLaunchAttributeCooperative; a cluster
-dimension other than 1x1x1 is cudaErrorNotSupported (no thread-block
-clusters on the simulator); priority, access policy, synchronization
+cudaLaunchKernelExC (through mcLaunchKernelExC) honours
+cudaLaunchAttributeCooperative and cudaLaunchAttributeClusterDimension
+(thread-block clusters, sim/cluster.py); priority, access policy, synchronization
 policy, memory sync domains, programmatic serialization/events and
 carveout attributes are scheduling hints the simulator may ignore, as
 a GPU may; unknown attribute ids are cudaErrorInvalidValue.
@@ -148,8 +148,10 @@ _HINTS = {1, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}   # accepted hints (see the m
 
 
 def _launch_ex(config: int, func: int, args: int, per_thread_stream: bool) -> None:
+    """cudaLaunchConfig_t and its cudaLaunchAttribute array, read from C
+    memory into mcLaunchKernelExC's config (which judges the attributes)."""
     cfg = cabi.struct_at(need(config, "config"), _LaunchConfig, "config")
-    cooperative = False
+    attrs = []
     if cfg.numAttrs:
         base = need(cfg.attrs or 0, "config->attrs")
         for i in range(cfg.numAttrs):
@@ -157,21 +159,17 @@ def _launch_ex(config: int, func: int, args: int, per_thread_stream: bool) -> No
             ident = int.from_bytes(raw[0:4], "little")
             value = raw[8:]
             if ident == ATTR_COOPERATIVE:
-                cooperative = int.from_bytes(value[0:4], "little", signed=True) != 0
+                attrs.append(mc.mcLaunchAttribute_t(ident, int.from_bytes(value[0:4], "little", signed=True)))
             elif ident == ATTR_CLUSTER_DIMENSION:
                 dims = tuple(int.from_bytes(value[j:j + 4], "little") for j in (0, 4, 8))
-                if dims not in ((1, 1, 1), (0, 0, 0)):
-                    raise fail(E.mcErrorNotSupported, f"cluster dimension {dims}: the simulator has no "
-                                                      f"thread-block clusters")
+                if dims != (0, 0, 0):    # all zero: no cluster shape given
+                    attrs.append(mc.mcLaunchAttribute_t(ident, dims))
             elif ident != ATTR_IGNORE and ident not in _HINTS:
                 raise fail(E.mcErrorInvalidValue, f"config->attrs[{i}].id {ident} is not a cudaLaunchAttributeID")
     f = registration.function_of(func)
-    grid, block = tuple(cfg.gridDim), tuple(cfg.blockDim)
     s = stream(cfg.stream or 0, per_thread_stream)
-    if cooperative:
-        call(mc.mcLaunchCooperativeKernel, f, grid, block, kernel_args(f, args), int(cfg.dynamicSmemBytes), s)
-    else:
-        call(mc.mcLaunchKernel, f, grid, block, kernel_args(f, args), int(cfg.dynamicSmemBytes), s)
+    launch = mc.mcLaunchConfig_t(tuple(cfg.gridDim), tuple(cfg.blockDim), int(cfg.dynamicSmemBytes), s, attrs)
+    call(mc.mcLaunchKernelExC, launch, f, kernel_args(f, args))
 
 
 @export
@@ -201,7 +199,8 @@ class cudaFuncAttributes(ctypes.Structure):
 
 @export
 def cudaFuncGetAttributes(attr: int, func: int) -> None:
-    """The kernel's attributes (mcFuncGetAttributes); no clusters."""
+    """The kernel's attributes (mcFuncGetAttributes); the cluster fields are
+    its __cluster_dims__ (.reqnctapercluster)."""
     need(attr, "attr")
     a = call(mc.mcFuncGetAttributes, registration.function_of(func))
     out = cudaFuncAttributes()

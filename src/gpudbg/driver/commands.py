@@ -95,6 +95,8 @@ DESCRIPTOR_FORMAT: tuple[tuple[str, FieldType], ...] = (
     # wsSize, barrier), read by grid.sync() through %envreg1 (high) and
     # %envreg2 (low) as CUDA's driver ABI has it; 0 for other launches
     ("grid_workspace", U64),
+    # thread-block cluster shape (sim/cluster.py); 0 in every field: no cluster
+    ("cluster_x", U32), ("cluster_y", U32), ("cluster_z", U32),
 )
 DESCRIPTOR_WORDS = sum(t.words for _, t in DESCRIPTOR_FORMAT)
 DESCRIPTOR_BYTES = DESCRIPTOR_WORDS * 4
@@ -235,7 +237,7 @@ def decode_words(words: Sequence[int], ring: str = "?", base_offset: int = 0) ->
 
 
 # Descriptor fields a launch may leave out, with the value they then hold.
-DESCRIPTOR_DEFAULTS = {"grid_workspace": 0}
+DESCRIPTOR_DEFAULTS = {"grid_workspace": 0, "cluster_x": 0, "cluster_y": 0, "cluster_z": 0}
 
 
 def encode_descriptor(**values: int) -> bytes:

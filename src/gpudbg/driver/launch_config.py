@@ -105,12 +105,16 @@ def attributes(function: Any) -> FunctionAttributes:
     jit = getattr(function.module, "jit", None)
     cache_ca = int(getattr(jit, "cache_mode", None) == CUjit_cacheMode.CU_JIT_CACHE_OPTION_CA)
     cc = model.compute_capability
+    cluster = (getattr(k, "directives", None) or {}).get("reqnctapercluster")
+    cluster = tuple((tuple(cluster) + (1, 1))[:3]) if cluster else (0, 0, 0)
     return FunctionAttributes(
         sharedSizeBytes=int(k.static_shared), constSizeBytes=int(const_bytes),
         localSizeBytes=int(k.local_size), maxThreadsPerBlock=int(k.max_threads_per_block),
         numRegs=int(k.num_regs), ptxVersion=ptx_version, binaryVersion=cc[0] * 10 + cc[1],
         cacheModeCA=cache_ca, maxDynamicSharedSizeBytes=max_dynamic_shared(function, model),
-        preferredShmemCarveout=config(function).preferred_carveout)
+        preferredShmemCarveout=config(function).preferred_carveout,
+        clusterDimMustBeSet=int(cluster != (0, 0, 0)), requiredClusterWidth=cluster[0],
+        requiredClusterHeight=cluster[1], requiredClusterDepth=cluster[2])
 
 
 def _var_size(v: Any) -> int:

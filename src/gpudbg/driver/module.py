@@ -26,7 +26,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from gpudbg.sim import cluster as sim_cluster
 from gpudbg.sim import debug_port, instrument
+from gpudbg.sim.device_model import occupancy
 from gpudbg.sim import launch_limits as sim_launch_limits
 from gpudbg.driver import commands as C
 from gpudbg.driver import host_site
@@ -164,8 +166,6 @@ def function_attribute(f: "Function", attrib: Any) -> int:
     if a is None:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{attrib!r} is not a CUfunction_attribute")
     r = launch_config.attributes(f)
-    directives = getattr(f.kernel, "directives", None)
-    cluster = directives.get("reqnctapercluster") if isinstance(directives, dict) else None
     values = {
         A.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: r.maxThreadsPerBlock,
         A.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: r.sharedSizeBytes,
@@ -177,12 +177,12 @@ def function_attribute(f: "Function", attrib: Any) -> int:
         A.CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: int(f.module.jit.cache_mode is CUjit_cacheMode.CU_JIT_CACHE_OPTION_CA),
         A.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: r.maxDynamicSharedSizeBytes,
         A.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: r.preferredShmemCarveout,
-        A.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: int(cluster is not None),
-        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: cluster[0] if cluster else 0,
-        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: cluster[1] if cluster else 0,
-        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: cluster[2] if cluster else 0,
-        A.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: 0,
-        A.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: 0,
+        A.CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: r.clusterDimMustBeSet,
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: r.requiredClusterWidth,
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: r.requiredClusterHeight,
+        A.CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: r.requiredClusterDepth,
+        A.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: r.nonPortableClusterSizeAllowed,
+        A.CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: r.clusterSchedulingPolicyPreference,
     }
     return int(values[a])
 
@@ -531,9 +531,44 @@ LAUNCH_SITES = 1024
 GRID_WORKSPACE_BYTES = 8
 
 
+def launch_cluster(context: Any, function: "Function", grid: Sequence[int], block: Sequence[int],
+                   shared_bytes: int, cluster: Sequence[int] | None) -> tuple[int, int, int] | None:
+    """The cluster shape a launch runs with: the one asked for, else the
+    kernel's .reqnctapercluster (__cluster_dims__); CUDA_ERROR_INVALID_-
+    CLUSTER_SIZE when it does not divide the grid, exceeds the portable
+    size, disagrees with the kernel's, or cannot be resident in one GPC."""
+    directives = getattr(function.kernel, "directives", None) or {}
+    required = directives.get("reqnctapercluster")
+    required = tuple(int(v) for v in (tuple(required) + (1, 1))[:3]) if required else None
+    if cluster is not None:
+        cluster = tuple(int(v) for v in cluster)
+        if cluster == (0, 0, 0):
+            cluster = None
+    if cluster is not None and required is not None and cluster != required:
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                          f"{function.name} is compiled for clusters of {required}, launched with {cluster}")
+    cluster = cluster or required
+    if cluster is None:
+        if directives.get("explicitcluster"):
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE,
+                              f"{function.name} is declared .explicitcluster: launch it with a cluster dimension")
+        return None
+    problem = sim_cluster.check(tuple(grid), cluster)
+    if problem is None and context.device.model.compute_capability < (9, 0):
+        problem = "thread-block clusters need compute capability 9.0"
+    if problem is None:
+        per_sm = max(1, occupancy(context.device.model, block[0] * block[1] * block[2], function.kernel.num_regs,
+                                  function.kernel.static_shared + int(shared_bytes)))
+        if sim_cluster.clusters_per_wave(context.device.model.sm_count, per_sm, cluster) == 0:
+            problem = f"a cluster of {sim_cluster.size(cluster)} blocks does not fit in one GPC"
+    if problem is not None:
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_CLUSTER_SIZE, f"launch of {function.name}: {problem}")
+    return cluster
+
+
 def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int],
            shared_bytes: int, stream: Any, args: Sequence[Any] | None, extra: Any,
-           cooperative: bool = False) -> int:
+           cooperative: bool = False, cluster: Sequence[int] | None = None) -> int:
     """Validate, write the descriptor, push LAUNCH; returns the grid id.
     A cooperative launch also gets its grid workspace (the barrier word
     grid.sync() counts on) in the same allocation, freed with it once the
@@ -544,6 +579,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
         raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                           f"{function!r} belongs to an unloaded module or another context")
     g, b = validate_launch(context, function, grid, block, shared_bytes)
+    cluster = launch_cluster(context, function, g, b, shared_bytes, cluster) or (0, 0, 0)
     k = function.kernel
     if args is not None and extra is not None:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "pass either kernelParams or extra, not both")
@@ -571,7 +607,8 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
                                param_address=alloc.base + C.DESCRIPTOR_BYTES,
                                param_size=len(params), grid_id=grid_id,
                                host_tid=threading.get_native_id() & 0xFFFFFFFF,
-                               grid_workspace=workspace.base if workspace is not None else 0)
+                               grid_workspace=workspace.base if workspace is not None else 0,
+                               cluster_x=cluster[0], cluster_y=cluster[1], cluster_z=cluster[2])
     if workspace is not None:
         workspace.data[:GRID_WORKSPACE_BYTES] = memoryview(struct.pack("<II", GRID_WORKSPACE_BYTES, 0))
     alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)

@@ -196,3 +196,9 @@ class FunctionAttributes:
     cacheModeCA: int
     maxDynamicSharedSizeBytes: int
     preferredShmemCarveout: int
+    clusterDimMustBeSet: int = 0           # the kernel's __cluster_dims__ (.reqnctapercluster)
+    requiredClusterWidth: int = 0
+    requiredClusterHeight: int = 0
+    requiredClusterDepth: int = 0
+    clusterSchedulingPolicyPreference: int = 0
+    nonPortableClusterSizeAllowed: int = 0

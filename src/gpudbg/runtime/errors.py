@@ -78,6 +78,7 @@ class mcError_t(enum.IntEnum):
     mcErrorStreamCaptureImplicit = 906
     mcErrorStreamCaptureWrongThread = 908
     mcErrorTimeout = 909
+    mcErrorInvalidClusterSize = 912
     mcErrorUnknown = 999
     mcErrorMemoryFree = 1001
     mcErrorDuplicateLoadModule = 1002
@@ -147,6 +148,7 @@ _STRINGS: dict[mcError_t, str] = {
     mcError_t.mcErrorStreamCaptureImplicit: "operation would make the legacy stream depend on a capturing blocking stream",
     mcError_t.mcErrorStreamCaptureWrongThread: "attempt to terminate a thread-local capture sequence from another thread",
     mcError_t.mcErrorTimeout: "wait operation timed out",
+    mcError_t.mcErrorInvalidClusterSize: "a kernel launch error has occurred due to cluster misconfiguration",
     mcError_t.mcErrorUnknown: "unknown error",
     mcError_t.mcErrorMemoryFree: "memory free failed",
     mcError_t.mcErrorDuplicateLoadModule: "module is already loaded",

@@ -1,6 +1,7 @@
 """Types of seed 002 §2.2 (device management), §2.4 (execution control) and
 §2.6 (occupancy): enums with the CUDA runtime's numbering and the
-mcFuncAttributes / mcLaunchParams records.
+mcFuncAttributes / mcLaunchParams records, and the launch configuration
+with attributes (cudaLaunchConfig_t) of mcLaunchKernelExC.
 
 Kept apart from runtime/types.py so the device, execution and occupancy
 modules share one vocabulary; the two records are the engine's types
@@ -9,6 +10,8 @@ modules share one vocabulary; the two records are the engine's types
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 from gpudbg.driver.types import FunctionAttributes, LaunchParams
 
@@ -70,6 +73,46 @@ class mcCooperativeLaunchMultiDeviceFlags(enum.IntFlag):
     mcCooperativeLaunchMultiDeviceNoPostSync = 0x02
 
 
+class mcLaunchAttributeID(enum.IntEnum):
+    """cudaLaunchAttributeID's values (CUDA 13 driver_types.h) under the runtime's names."""
+
+    mcLaunchAttributeIgnore = 0
+    mcLaunchAttributeAccessPolicyWindow = 1
+    mcLaunchAttributeCooperative = 2
+    mcLaunchAttributeSynchronizationPolicy = 3
+    mcLaunchAttributeClusterDimension = 4
+    mcLaunchAttributeClusterSchedulingPolicyPreference = 5
+    mcLaunchAttributeProgrammaticStreamSerialization = 6
+    mcLaunchAttributeProgrammaticEvent = 7
+    mcLaunchAttributePriority = 8
+    mcLaunchAttributeMemSyncDomainMap = 9
+    mcLaunchAttributeMemSyncDomain = 10
+    mcLaunchAttributePreferredClusterDimension = 11
+    mcLaunchAttributeLaunchCompletionEvent = 12
+    mcLaunchAttributeDeviceUpdatableKernelNode = 13
+    mcLaunchAttributePreferredSharedMemoryCarveout = 14
+
+
+@dataclass
+class mcLaunchAttribute_t:
+    """One launch attribute: `val` is what the id takes (an int, or a dim3
+    as 1-3 ints for the cluster dimensions)."""
+
+    id: int
+    val: Any = 0
+
+
+@dataclass
+class mcLaunchConfig_t:
+    """cudaLaunchConfig_t: the launch shape, stream and attributes."""
+
+    gridDim: Any
+    blockDim: Any
+    dynamicSmemBytes: int = 0
+    stream: Any = None
+    attrs: Sequence[mcLaunchAttribute_t] = field(default_factory=list)
+
+
 mcSharedmemCarveoutDefault = -1
 mcSharedmemCarveoutMaxShared = 100
 mcSharedmemCarveoutMaxL1 = 0
@@ -84,4 +127,4 @@ mcLaunchParams = LaunchParams
 __all__ = ["mcLimit_t", "mcDeviceFlags", "mcDeviceScheduleMask", "mcFuncCache_t", "mcSharedMemConfig",
            "mcDeviceP2PAttr", "mcFuncAttribute", "mcOccupancyFlags", "mcCooperativeLaunchMultiDeviceFlags",
            "mcSharedmemCarveoutDefault", "mcSharedmemCarveoutMaxShared", "mcSharedmemCarveoutMaxL1",
-           "mcFuncAttributes", "mcLaunchParams"]
+           "mcFuncAttributes", "mcLaunchParams", "mcLaunchAttributeID", "mcLaunchAttribute_t", "mcLaunchConfig_t"]

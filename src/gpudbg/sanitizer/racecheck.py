@@ -68,6 +68,7 @@ from gpudbg.sanitizer.findings import DeviceSite, Finding, Severity, ToolName
 from gpudbg.sanitizer.race_order import GlobalOrder, LaunchState, SharedOrder, pick
 from gpudbg.sanitizer.race_shadow import START_GRANULARITY, WHO_MASK, Scratch, Shadow
 from gpudbg.sanitizer.report import Reporter
+from gpudbg.sim.cluster import block_coords
 from gpudbg.sim.instrument import Launch, MemoryAccess, Tool, WarpSync
 from gpudbg.sim.memory.spaces import AccessType, Space
 from gpudbg.sim.state import EXITED
@@ -449,10 +450,11 @@ class RacecheckTool(Tool):
             first = sites.device_site(X, other_pc, None)
             L = st.launch
             b, t = divmod(other, st.tpb)
-            gx, gy, _ = L.grid
             bx, by, _ = L.block
+            order = np.array([b])     # launch order: cluster order in a cluster launch (sim/cluster.py)
+            block = tuple(int(v[0]) for v in block_coords(order, L.grid, X.plan.cluster))
             first = dataclasses.replace(
-                first, block=(b % gx, (b // gx) % gy, b // (gx * gy)),
+                first, block=block,
                 thread=(t % bx, (t // bx) % by, t // (bx * by)))
             address = int(where[0].base) + byte
         return Race(space, hazard, first_word, _WORD[acc.kind], first, second, address, acc.size)

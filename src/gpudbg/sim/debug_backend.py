@@ -103,7 +103,8 @@ class SimBackend:
         status = GridStatus.CUDBG_GRID_STATUS_TERMINATED if L["done"] else GridStatus.CUDBG_GRID_STATUS_ACTIVE
         return GridView(port.dev, L["grid_id"], f.name, f.code_address, prog.code_base,
                         0xC7000000 + port.dev, L["grid"], L["block"], L["shared"], status, L["params"],
-                        host_tid=L["host_tid"], parent_grid_id=L.get("parent_grid_id", 0))
+                        L.get("cluster", (1, 1, 1)), host_tid=L["host_tid"],
+                        parent_grid_id=L.get("parent_grid_id", 0))
 
     def grids(self, dev: int) -> list[GridView]:
         """Every grid in flight on the device, the focused one (whose stop is

@@ -236,14 +236,15 @@ class DevicePort:
 
     # ------------------------------------------------------------ launches
     def kernel_ready(self, function: Any, grid, block, shared_bytes: int, params: bytes, grid_id: int,
-                     parent: Any = None) -> None:
+                     parent: Any = None, cluster: tuple[int, int, int] = (1, 1, 1)) -> None:
         """A grid is about to run; `parent` is the device launch
         (sim/device_runtime.ChildLaunch) that made it, if a kernel did."""
         job = current_job()
         host_tid = job.host_tid if job is not None else int(getattr(self.gpu, "launch_host_tid", 0))
         L = {"function": function, "grid": tuple(grid), "block": tuple(block), "shared": int(shared_bytes),
              "params": bytes(params), "grid_id": int(grid_id), "host_tid": int(host_tid), "done": False,
-             "parent_grid_id": int(parent.parent_grid_id) if parent is not None else 0}
+             "parent_grid_id": int(parent.parent_grid_id) if parent is not None else 0,
+             "cluster": tuple(cluster)}
         with self.cv:
             self.launches[int(grid_id)] = L
             self.generation += 1

@@ -114,9 +114,11 @@ def warp_views(port: Any, X: Any, only: tuple[int, int] | None = None) -> list[W
             lanes.append(LaneView(lanes_l[i], tids[i], addrs[i], act_l[i], fnames[i], exc, d, rets,
                                   parked[i], held_l[i], sp[i]))
         first = next(i for i in range(a, b) if act_l[i])
-        out.append(WarpView(port.dev, sm, wp, X.grid_id, tuple(L.block_ids[int(L.block_of[s0])]),
+        block = tuple(L.block_ids[int(L.block_of[s0])])
+        out.append(WarpView(port.dev, sm, wp, X.grid_id, block,
                             int(valid_m[w]), int(active_m[w]), (sm, wp) in port.broken, addrs[first],
                             fnames[first], tuple(lanes), rep.pc if exc_here else None,
+                            cluster_idx=tuple(int(v) // c for v, c in zip(block, X.cluster_dim)),
                             at_barrier=all(parked[i] for i in range(a, b) if act_l[i])))
     return out
 

@@ -32,10 +32,12 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
+from gpudbg.sim import cluster as _cluster
 from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits, schedule,
                         sm_pool)
 from gpudbg.sim.debug_port import LaunchAborted
@@ -70,12 +72,14 @@ def instruction_budget(gpu) -> int | None:
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
                 observer=None, envregs: dict[int, int] | None = None, depth: int = 0,
-                parent: device_runtime.ChildLaunch | None = None) -> LaunchStats:
+                parent: device_runtime.ChildLaunch | None = None,
+                cluster: tuple[int, int, int] | None = None) -> LaunchStats:
     """Run a whole grid to completion, or raise KernelFault. `envregs`:
     the %envregN values the driver gives this launch (a cooperative grid's
     workspace address), zero elsewhere. The grids it launches from the
     device run after its last wave (sim/device_runtime.py); `depth` and
-    `parent` say where a device-launched grid sits in that tree."""
+    `parent` say where a device-launched grid sits in that tree. `cluster`:
+    the thread-block cluster shape (sim/cluster.py), None without."""
     grid = tuple(int(g) for g in grid)
     block = tuple(int(b) for b in block)
     job = engines.current_job()
@@ -92,7 +96,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     total = 0
     steps = 0
     cycles = 0
-    plan = build_waves(gpu.model, function, grid, block, shared_bytes)
+    plan = build_waves(gpu.model, function, grid, block, shared_bytes, cluster or (1, 1, 1))
     res = _checkout_resources(gpu, plan, function, shared_bytes)
     pool = sm_pool.pool_for(gpu)
     shape = sm_pool.BlockShape.of(gpu.model, plan.threads_per_block, function.num_regs,
@@ -103,10 +107,12 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     failure: BaseException | None = None
     nwaves = len(plan.waves)
     children = device_runtime.DeviceLaunches(gpu, grid_id, depth)
+    csize = _cluster.size(plan.cluster)
     wave_index = 0
     try:
         if port is not None:
-            port.kernel_ready(function, grid, block, shared_bytes, params, grid_id, parent=parent)
+            port.kernel_ready(function, grid, block, shared_bytes, params, grid_id, parent=parent,
+                              cluster=plan.cluster)
         if tap is not None:
             launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
             tap.launch_begin(launch)
@@ -116,9 +122,15 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                     # the blocks that fit beside the other grids resident now (all, when alone)
                     placement = pool.acquire(watch, shape, len(wave_blocks),
                                              lambda: _abort_waiting(watch, function, port))
+                    usable = placement.count - placement.count % csize   # whole clusters only
+                    if usable == 0:   # beside other grids: not room for one cluster yet
+                        pool.release(placement)
+                        _abort_waiting(watch, function, port)
+                        time.sleep(sm_pool.WAIT_POLL_S)
+                        continue
                     try:
-                        if placement.count < len(wave_blocks):
-                            blocks, wave_blocks = wave_blocks[:placement.count], wave_blocks[placement.count:]
+                        if usable < len(wave_blocks):
+                            blocks, wave_blocks = wave_blocks[:usable], wave_blocks[usable:]
                             nwaves += 1
                         else:
                             blocks, wave_blocks = wave_blocks, wave_blocks[:0]
@@ -198,9 +210,11 @@ def place(X: WaveExecution, placement: sm_pool.Placement) -> None:
     layout's default placement assumes the GPU is otherwise empty)."""
     L = X.layout
     spb = L.slots_per_block
-    sm = np.repeat(placement.block_sm, spb)
-    warp = np.repeat(placement.block_warps.reshape(-1), WARP)[:len(sm)]
-    X.layout = dataclasses.replace(L, sm=sm, warp=warp, block_sm=placement.block_sm)
+    nb = len(X.wave_blocks)          # a cluster launch may use fewer blocks than were placed
+    block_sm = placement.block_sm[:nb]
+    sm = np.repeat(block_sm, spb)
+    warp = np.repeat(placement.block_warps[:nb].reshape(-1), WARP)[:len(sm)]
+    X.layout = dataclasses.replace(L, sm=sm, warp=warp, block_sm=block_sm)
 
 
 _resources_lock = threading.Lock()

@@ -23,7 +23,8 @@ an instruction's own code:
 
 When no tool is installed `active()` is None and the executor runs its
 plain loop: the cost is one attribute test per step and per allocation.
-Generic accesses are split per lane into global, shared and local events,
+Generic accesses are split per lane into global, shared and local events
+(a cluster's accesses to other blocks' shared memory are not reported),
 so tools see every access in its real space. Parameter-space accesses are
 not reported (they cannot race, be uninitialized or be freed).
 """
@@ -34,6 +35,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from gpudbg.sim.cluster import RANK_SHIFT
 from gpudbg.sim.memory import allocations
 from gpudbg.sim.memory.spaces import AccessType, Space
 from gpudbg.sim.memory.windows import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
@@ -198,14 +200,16 @@ def installed() -> tuple[Tool, ...]:
 
 def _split_generic(addrs: np.ndarray, slots: np.ndarray):
     """Generic addresses per space: [(space, addresses, slots)]."""
-    sh = (addrs >= np.uint64(SHARED_WINDOW_BASE)) & (addrs < np.uint64(SHARED_WINDOW_BASE + WINDOW_SIZE))
+    window = (addrs >= np.uint64(SHARED_WINDOW_BASE)) & (addrs < np.uint64(SHARED_WINDOW_BASE + WINDOW_SIZE))
+    # another block's shared memory (a cluster's distributed shared memory) is not reported
+    sh = window & ((addrs - np.uint64(SHARED_WINDOW_BASE)) < np.uint64(1 << RANK_SHIFT))
     lo = (addrs >= np.uint64(LOCAL_WINDOW_BASE)) & (addrs < np.uint64(LOCAL_WINDOW_BASE + WINDOW_SIZE))
     out = []
     if sh.any():
         out.append((Space.SHARED, addrs[sh] - np.uint64(SHARED_WINDOW_BASE), slots[sh]))
     if lo.any():
         out.append((Space.LOCAL, addrs[lo] - np.uint64(LOCAL_WINDOW_BASE), slots[lo]))
-    gl = ~(sh | lo)
+    gl = ~(window | lo)
     if gl.all():
         out.append((Space.GLOBAL, addrs, slots))
     elif gl.any():
@@ -229,6 +233,9 @@ def probe_memory(X: Any, probes: Sequence[tuple[Any, AccessType, int]], sel: Any
         if sp == "generic":
             for space, a, s in _split_generic(addrs, slots):
                 out.append((space, a, s, kind, size))
+        elif sp == "shared::cluster":     # the block's own shared memory; other blocks' is not reported
+            own = np.broadcast_to(addrs, slots.shape) < np.uint64(1 << RANK_SHIFT)
+            out.append((Space.SHARED, np.broadcast_to(addrs, slots.shape)[own], slots[own], kind, size))
         else:
             out.append((_SPACES[sp], addrs, slots, kind, size))
     return out

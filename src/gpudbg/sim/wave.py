@@ -202,6 +202,8 @@ class WaveExecution(FaultReporting):
         self._block_array: np.ndarray | None = None
         L = self.layout = wave_layout(self.model, plan, grid, block, wave_blocks)
         self.plan = plan
+        self.cluster_dim = plan.cluster
+        self.cluster_barrier = None   # barrier.cluster state (sim/cluster.py), on first use
         n = self.n = L.nthreads
         self.all_slots = res.all_slots(n)
         prog = self.program
@@ -492,6 +494,8 @@ class WaveExecution(FaultReporting):
 
     def release_barriers(self, final: bool = False) -> bool:
         released_any = False
+        if self.cluster_barrier is not None and self.cluster_barrier.release(self):
+            return True     # barrier.cluster (sim/ops/cluster_ops.py): a phase completed
         if final and self.async_unit is not None and self.async_unit.flush_stalled(self):
             return True     # copies in flight landed: they may have completed an mbarrier phase
         if not self._bars_own:      # no arrival yet in this wave

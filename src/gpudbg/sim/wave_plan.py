@@ -11,7 +11,10 @@ once per geometry and shared read-only; the block coordinates (`%ctaid`,
 `WaveLayout.block_ids`) are derived from the wave's first block id only
 when something reads them (most kernels read x alone; an empty kernel none).
 
-What it does not do: pick an order other than linear block order, or
+A launch with thread-block clusters numbers its blocks in cluster order
+instead (sim/cluster.py), so that waves hold whole clusters.
+
+What it does not do: pick another order, or
 interleave blocks of several waves (a wave runs to completion before the
 next is placed, as the executor's one-wave-at-a-time model requires).
 """
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpudbg.sim import cluster as _cluster
 from gpudbg.sim.device_model import occupancy
 from gpudbg.sim.state import WaveLayout
 
@@ -73,6 +77,7 @@ class WavePlan:
     threads_per_block: int
     slots_per_block: int
     warps_per_block: int
+    cluster: tuple[int, int, int] = (1, 1, 1)
 
     @property
     def waves(self) -> WaveRanges:
@@ -88,13 +93,20 @@ class WavePlan:
         return min(self.nblocks, self.blocks_per_wave)
 
 
-def build_waves(model, function, grid, block, shared_bytes) -> WavePlan:
+def build_waves(model, function, grid, block, shared_bytes, cluster=(1, 1, 1)) -> WavePlan:
     threads = block[0] * block[1] * block[2]
     nblocks = grid[0] * grid[1] * grid[2]
     per_sm = occupancy(model, threads, function.num_regs, function.static_shared + shared_bytes)
     per_sm = max(1, per_sm)
     wpb = (threads + WARP - 1) // WARP
-    return WavePlan(nblocks, model.sm_count * per_sm, per_sm, threads, wpb * WARP, wpb)
+    cluster = tuple(int(c) for c in cluster)
+    cap = model.sm_count * per_sm
+    if _cluster.size(cluster) > 1:
+        cap = _cluster.clusters_per_wave(model.sm_count, per_sm, cluster) * _cluster.size(cluster)
+        if cap == 0:
+            raise ValueError(f"a cluster of {_cluster.size(cluster)} blocks does not fit in one GPC "
+                             f"at {per_sm} blocks per SM")
+    return WavePlan(nblocks, cap, per_sm, threads, wpb * WARP, wpb, cluster)
 
 
 def block_array(wave_blocks) -> np.ndarray:
@@ -109,10 +121,11 @@ class BlockAxes:
     a kernel actually reads (most read x alone); the per-block values are
     themselves computed from the wave's linear block ids on first use."""
 
-    def __init__(self, wave_blocks, grid, slots_per_block: int):
+    def __init__(self, wave_blocks, grid, slots_per_block: int, cluster=(1, 1, 1)):
         self._blocks = wave_blocks
         self._grid = (int(grid[0]), int(grid[1]), int(grid[2]))
         self._spb = slots_per_block
+        self._cluster = tuple(cluster)
         self._per_block: list = [None, None, None]
         self._slots: list = [None, None, None]
 
@@ -121,13 +134,12 @@ class BlockAxes:
         a = self._per_block[axis]
         if a is None:
             gx, gy, gz = self._grid
-            if axis == 0 and gy * gz == 1 and isinstance(self._blocks, range):
+            if axis == 0 and gy * gz == 1 and isinstance(self._blocks, range) and self._cluster == (1, 1, 1):
                 r = self._blocks
                 a = np.arange(r.start, r.stop, r.step, dtype=np.uint32)
             else:
-                lin = block_array(self._blocks)
-                v = lin % gx if axis == 0 else (lin // gx) % gy if axis == 1 else lin // (gx * gy)
-                a = v.astype(np.uint32)
+                a = _cluster.block_coords(block_array(self._blocks), self._grid, self._cluster)[axis]
+                a = a.astype(np.uint32)
             self._per_block[axis] = a
         return a
 
@@ -147,11 +159,12 @@ class BlockAxes:
 class BlockIds(Sequence):
     """Resident block -> blockIdx (x, y, z), computed per lookup."""
 
-    __slots__ = ("_blocks", "_grid")
+    __slots__ = ("_blocks", "_grid", "_cluster")
 
-    def __init__(self, wave_blocks, grid):
+    def __init__(self, wave_blocks, grid, cluster=(1, 1, 1)):
         self._blocks = wave_blocks
-        self._grid = (int(grid[0]), int(grid[1]))
+        self._grid = (int(grid[0]), int(grid[1]), int(grid[2]))
+        self._cluster = tuple(cluster)
 
     def __len__(self) -> int:
         return len(self._blocks)
@@ -160,8 +173,10 @@ class BlockIds(Sequence):
         if isinstance(b, slice):
             return [self[i] for i in range(len(self))[b]]
         lin = int(self._blocks[int(b)])
-        gx, gy = self._grid
-        return (lin % gx, (lin // gx) % gy, lin // (gx * gy))
+        if self._cluster == (1, 1, 1):
+            gx, gy = self._grid[0], self._grid[1]
+            return (lin % gx, (lin // gx) % gy, lin // (gx * gy))
+        return tuple(int(v[0]) for v in _cluster.block_coords(np.array([lin]), self._grid, self._cluster))
 
     def __iter__(self):
         for i in range(len(self)):
@@ -177,15 +192,16 @@ def wave_layout(model, plan: WavePlan, grid, block, wave_blocks) -> WaveLayout:
     coordinates, lazily derived from `wave_blocks`, are the wave's own."""
     nb = len(wave_blocks)
     spb = plan.slots_per_block
-    key = (nb, tuple(block), model.sm_count, spb)
+    key = (nb, tuple(block), model.sm_count, spb, plan.cluster)
     base = _STATIC_LAYOUTS.get(key)
     if base is None:
         base = _static_layout(model, plan, block, nb)
         if len(_STATIC_LAYOUTS) >= 8:
             _STATIC_LAYOUTS.pop(next(iter(_STATIC_LAYOUTS)))
         _STATIC_LAYOUTS[key] = base
-    return WaveLayout(base.nthreads, base.block_of, base.tid, BlockAxes(wave_blocks, grid, spb), base.sm,
-                      base.warp, base.lane, base.valid, BlockIds(wave_blocks, grid), base.block_sm,
+    return WaveLayout(base.nthreads, base.block_of, base.tid, BlockAxes(wave_blocks, grid, spb, plan.cluster),
+                      base.sm, base.warp, base.lane, base.valid, BlockIds(wave_blocks, grid, plan.cluster),
+                      base.block_sm,
                       base.threads_per_block, spb, base.linear_tid)
 
 
@@ -204,8 +220,16 @@ def _static_layout(model, plan: WavePlan, block, nb: int) -> WaveLayout:
     lane = np.tile((t % WARP).astype(np.uint32), nb)
     valid = np.tile(pattern_valid, nb)
     local_block = np.arange(nb)
-    block_sm = (local_block % model.sm_count).astype(np.uint32)
-    warp_base = ((local_block // model.sm_count) * plan.warps_per_block).astype(np.uint32)
+    if _cluster.size(plan.cluster) > 1:   # whole clusters per GPC; warp slots in arrival order per SM
+        block_sm = _cluster.block_sm(nb, model.sm_count, plan.cluster)
+        order = np.argsort(block_sm, kind="stable")
+        nth = np.empty(nb, dtype=np.int64)
+        counts = np.bincount(block_sm, minlength=model.sm_count)
+        nth[order] = np.arange(nb) - np.repeat(np.cumsum(counts) - counts, counts)
+        warp_base = (nth * plan.warps_per_block).astype(np.uint32)
+    else:
+        block_sm = (local_block % model.sm_count).astype(np.uint32)
+        warp_base = ((local_block // model.sm_count) * plan.warps_per_block).astype(np.uint32)
     block_of = np.repeat(local_block, spb)
     sm = np.repeat(block_sm, spb)
     warp = np.repeat(warp_base, spb) + np.tile((t // WARP).astype(np.uint32), nb)

@@ -11,15 +11,18 @@ handle). mcLaunchHostFunc lives with the stream functions.
 """
 from __future__ import annotations
 
+from typing import Any
 
 from gpudbg.driver import cooperative as _coop
 from gpudbg.driver import launch_config as _cfg
 from gpudbg.driver import module as _module
 from gpudbg.driver.engine import get_engine
+from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.runtime.api._args import (DeviceFunction, Dim3, DimX, Enum, Flags, Int, KernelParams, LaunchExtra,
-                                      LaunchList, OptionalKernelParams, Size, mcFunction_t, mcStream_t)
+                                      LaunchList, OptionalKernelParams, Size, Struct, mcFunction_t, mcStream_t)
 from gpudbg.runtime.api._base import _api, _ctx
-from gpudbg.runtime.exec_types import mcFuncAttribute
+from gpudbg.runtime.api._kinds import STREAM, Dim3Kind, IntKind
+from gpudbg.runtime.exec_types import mcFuncAttribute, mcLaunchAttributeID, mcLaunchConfig_t
 from gpudbg.runtime.exec_types import mcFuncAttributes
 
 
@@ -61,6 +64,48 @@ def mcLaunchCooperativeKernel(f: mcFunction_t, gridDim: Dim3, blockDim: Dim3, ke
     _coop.launch_cooperative(ctx, f, gridDim, blockDim, sharedMemBytes, ctx.stream(stream), kernelParams)
 
 
+# attributes a launch accepts as hints the simulator may ignore, as a GPU may
+_LAUNCH_HINTS = frozenset(range(1, 15)) - {2, 4}
+
+
+def _dim3(value: Any, what: str) -> tuple[int, int, int]:
+    v = (value,) if isinstance(value, int) else tuple(value)
+    if not 1 <= len(v) <= 3 or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, f"{what} must be 1 to 3 ints, not {value!r}")
+    return (v + (1, 1))[:3]
+
+
+LaunchConfig = Struct(mcLaunchConfig_t, gridDim=Dim3Kind(), blockDim=Dim3Kind(),
+                      dynamicSmemBytes=IntKind(0, 2**64 - 1, "an int >= 0"), stream=STREAM)
+
+
+@_api(0)
+def mcLaunchKernelExC(config: LaunchConfig, func: mcFunction_t, args: KernelParams) -> None:
+    """cudaLaunchKernelExC under the runtime's names (a gpudbg extension of
+    seed 002): the grid, block, dynamic shared memory and stream of
+    `config`, and its attributes: mcLaunchAttributeCooperative makes a
+    cooperative launch, mcLaunchAttributeClusterDimension shapes
+    thread-block clusters (sim/cluster.py); the other known ids are hints;
+    an unknown id is mcErrorInvalidValue."""
+    ctx = _ctx()
+    cooperative, cluster = False, None
+    for i, a in enumerate(config.attrs or ()):
+        ident = int(getattr(a, "id", -1))
+        if ident == mcLaunchAttributeID.mcLaunchAttributeCooperative:
+            cooperative = bool(a.val)
+        elif ident == mcLaunchAttributeID.mcLaunchAttributeClusterDimension:
+            cluster = _dim3(a.val, f"config.attrs[{i}].val (a cluster dimension)")
+        elif ident != mcLaunchAttributeID.mcLaunchAttributeIgnore and ident not in _LAUNCH_HINTS:
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE,
+                              f"config.attrs[{i}].id {ident} is not an mcLaunchAttributeID")
+    stream = ctx.stream(config.stream)
+    grid, block = _dim3(config.gridDim, "config.gridDim"), _dim3(config.blockDim, "config.blockDim")
+    if cooperative:
+        _coop.launch_cooperative(ctx, func, grid, block, config.dynamicSmemBytes, stream, args)
+    else:
+        _module.launch(ctx, func, grid, block, config.dynamicSmemBytes, stream, args, None, cluster=cluster)
+
+
 @_api(0)
 def mcLaunchCooperativeKernelMultiDevice(launchParamsList: LaunchList, numDevices: Int,
                                          flags: Flags) -> None:
@@ -99,6 +144,6 @@ def mcFuncSetAttribute(func: DeviceFunction, attr: Enum(mcFuncAttribute), value:
     _cfg.set_attribute(_cfg.check_function(func), attr, value)
 
 
-__all__ = ['mcModuleLaunchKernel', 'mcLaunchKernel', 'mcLaunchCooperativeKernel',
+__all__ = ['mcModuleLaunchKernel', 'mcLaunchKernel', 'mcLaunchKernelExC', 'mcLaunchCooperativeKernel',
            'mcLaunchCooperativeKernelMultiDevice', 'mcExtLaunchMultiKernelMultiDevice',
            'mcFuncGetAttributes', 'mcFuncSetAttribute']

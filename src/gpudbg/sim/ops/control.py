@@ -204,6 +204,9 @@ def _arg_source(tc, operand):
 
 @op("bar", "barrier")
 def build_bar(inst, tc) -> Built:
+    if "cluster" in inst.modifiers:     # barrier.cluster.arrive/wait ("cluster" is otherwise a scope)
+        from gpudbg.sim.ops.cluster_ops import build_cluster_barrier
+        return build_cluster_barrier(inst, tc)
     m = Mods(inst)
     m.take("cta")
     if m.flag("warp"):

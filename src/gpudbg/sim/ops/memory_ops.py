@@ -19,6 +19,7 @@ from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.memory import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
 from gpudbg.sim.memory.spaces import AccessType
+from gpudbg.sim.ops import cluster_ops
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.ops.symbols import symbol_kind, symbol_reader
 
@@ -97,7 +98,20 @@ class _Space:
             return X.smem.load(X.block_segments(idx), a, dtype, count)
         if sp == "local":
             return X.lmem.load(X.thread_segments(idx), a, dtype, count)
-        return X.generic.load(a, dtype, X.block_segments(idx), X.thread_segments(idx), count)
+        if sp == "shared::cluster":
+            seg, off = cluster_ops.resolve(X, idx, a, dtype.itemsize * count)
+            return X.smem.load(seg, off, dtype, count)
+        a, bs = self._generic(X, idx, a)
+        return X.generic.load(a, dtype, bs, X.thread_segments(idx), count)
+
+    @staticmethod
+    def _generic(X, idx, a):
+        """Generic addresses and block segments, distributed shared memory
+        resolved to the peer block in a cluster launch."""
+        bs = X.block_segments(idx)
+        if X.cluster_dim == (1, 1, 1):
+            return a, bs
+        return cluster_ops.resolve_generic(X, idx, a, bs)
 
     def store(self, X, idx, values, dtype, count=1):
         sp = self.space
@@ -114,7 +128,11 @@ class _Space:
             return X.lmem.store(X.thread_segments(idx), a, values, dtype, count)
         if sp == "const":
             raise UnsupportedInstruction("st.const is not a valid instruction")
-        return X.generic.store(a, values, dtype, X.block_segments(idx), X.thread_segments(idx), count)
+        if sp == "shared::cluster":
+            seg, off = cluster_ops.resolve(X, idx, a, dtype.itemsize * count)
+            return X.smem.store(seg, off, values, dtype, count)
+        a, bs = self._generic(X, idx, a)
+        return X.generic.store(a, values, dtype, bs, X.thread_segments(idx), count)
 
     def atomic(self, X, idx, opname, values, dtype, compare=None, want_old=True):
         sp = self.space
@@ -124,13 +142,16 @@ class _Space:
             if want_old:
                 return mem.atomic(opname, a, values, dtype, compare)
             return mem.reduce(opname, a, values, dtype) if compare is None else mem.atomic(opname, a, values, dtype, compare)
-        if sp == "shared":
+        if sp in ("shared", "shared::cluster"):
             seg = X.block_segments(idx)
+            if sp == "shared::cluster":
+                seg, a = cluster_ops.resolve(X, idx, a, dtype.itemsize)
             if want_old or compare is not None:
                 return X.smem.atomic(opname, seg, a, values, dtype, compare)
             return X.smem.reduce(opname, seg, a, values, dtype)
         if sp == "generic":
-            bs, ts = X.block_segments(idx), X.thread_segments(idx)
+            a, bs = self._generic(X, idx, a)
+            ts = X.thread_segments(idx)
             if want_old or compare is not None:
                 return X.generic.atomic(opname, a, values, dtype, bs, ts, compare)
             return X.generic.reduce(opname, a, values, dtype, bs, ts)
@@ -199,10 +220,20 @@ def _vector_io(tc, operand, t, count, write: bool):
     return [tc.reader(e, t) for e in operand.elements]
 
 
+def _state_space(m: Mods) -> str:
+    """ld/st/atom/red's state space: .shared::cta is .shared, and
+    .shared::cluster is distributed shared memory (sim/ops/cluster_ops.py)."""
+    if m.flag("shared::cluster"):
+        return "shared::cluster"
+    if m.flag("shared::cta"):
+        return "shared"
+    return m.space()
+
+
 @op("ld", "ldu")
 def build_ld(inst, tc) -> Built:
     m = Mods(inst)
-    space = m.space()
+    space = _state_space(m)
     count = m.vector()
     m.take("L2::cache_hint")
     t = m.one_type()
@@ -226,7 +257,7 @@ def build_ld(inst, tc) -> Built:
 @op("st")
 def build_st(inst, tc) -> Built:
     m = Mods(inst)
-    space = m.space()
+    space = _state_space(m)
     count = m.vector()
     t = m.one_type()
     m.finish()
@@ -248,7 +279,7 @@ def build_st(inst, tc) -> Built:
 
 def _atomic_parts(inst, tc):
     m = Mods(inst)
-    space = m.space()
+    space = _state_space(m)
     opname = m.take(*ATOMIC_OPS)
     m.flag("noftz")
     t = m.one_type()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from gpudbg.ptx import ir
-from gpudbg.sim import reserved_smem
+from gpudbg.sim import cluster, reserved_smem
 from gpudbg.sim.ops.base import UnsupportedInstruction
 
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -107,18 +107,19 @@ def special_reader(tc, sreg: ir.SpecialRegister):
         return lambda X, idx: np.uint64(0)
     if name.startswith("%pm"):
         return lambda X, idx: np.uint32(0)
-    if name in ("%is_explicit_cluster",):
-        return lambda X, idx: np.bool_(False)
-    if name in ("%clusterid", "%cluster_ctaid"):
-        if name == "%cluster_ctaid":
-            return lambda X, idx: np.uint32(0)
-        return _per_thread(lambda X: X.layout.ctaid[axis])
-    if name in ("%nclusterid",):
-        return lambda X, idx: np.uint32(X.grid_dim[axis])
-    if name in ("%cluster_nctaid",):
-        return lambda X, idx: np.uint32(1)
-    if name in ("%cluster_ctarank",):
-        return lambda X, idx: np.uint32(0)
-    if name in ("%cluster_nctarank",):
-        return lambda X, idx: np.uint32(1)
+    if name == "%is_explicit_cluster":
+        return lambda X, idx: np.bool_(X.cluster_dim != (1, 1, 1))
+    if name == "%cluster_ctarank":
+        return lambda X, idx: cluster.lane_ranks(X, idx).astype(np.uint32)
+    if name == "%cluster_ctaid":
+        return lambda X, idx: cluster.rank_coords(cluster.lane_ranks(X, idx), X.cluster_dim)[axis].astype(np.uint32)
+    if name == "%clusterid":
+        return lambda X, idx: (X.layout.ctaid[axis] if idx is None else X.layout.ctaid[axis][idx]) \
+            // np.uint32(X.cluster_dim[axis])
+    if name == "%nclusterid":
+        return lambda X, idx: np.uint32(X.grid_dim[axis] // X.cluster_dim[axis])
+    if name == "%cluster_nctaid":
+        return lambda X, idx: np.uint32(X.cluster_dim[axis])
+    if name == "%cluster_nctarank":
+        return lambda X, idx: np.uint32(cluster.size(X.cluster_dim))
     raise UnsupportedInstruction(f"special register {name}{'.' + comp if comp else ''} is not supported")
