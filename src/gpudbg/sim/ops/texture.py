@@ -307,6 +307,8 @@ def _texture_query(state, attr: str, level: int) -> int:
     if isinstance(state, TextureState):
         if attr == "normalized_coords":
             return int(state.normalized_coords)
+        if attr == "force_unnormalized_coords":
+            return 0     # a sampler override of independent mode; a texture object's sampler never forces
         if attr == "filter_mode":
             return int(state.filter_mode)
         if attr.startswith("addr_mode_"):
@@ -315,8 +317,8 @@ def _texture_query(state, attr: str, level: int) -> int:
 
 
 TXQ_ATTRS = ("width", "height", "depth", "channel_data_type", "channel_order", "normalized_coords",
-             "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2", "num_mipmap_levels", "num_samples",
-             "array_size")
+             "force_unnormalized_coords", "filter_mode", "addr_mode_0", "addr_mode_1", "addr_mode_2",
+             "num_mipmap_levels", "num_samples", "array_size")
 SUQ_ATTRS = ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout")
 
 
