@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 import gpudbg
 
-DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.int64, np.float32, np.float64]
+DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.int64, np.float16, np.float32, np.float64]
 
 
 def _check(op: str, got: np.ndarray, want: np.ndarray, n: int) -> None:

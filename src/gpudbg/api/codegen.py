@@ -27,8 +27,10 @@ MAX_BLOCKS = 64   # few large waves: the simulator is fastest on wide waves, not
 C_TYPES: dict[str, str] = {
     "?": "bool", "b": "signed char", "B": "unsigned char", "h": "short", "H": "unsigned short",
     "i": "int", "I": "unsigned int", "l": "long long", "L": "unsigned long long",
-    "q": "long long", "Q": "unsigned long long", "f": "float", "d": "double",
+    "q": "long long", "Q": "unsigned long long", "f": "float", "d": "double", "e": "__half",
 }
+# numpy computes float16 ufuncs in float32 and rounds each result to half; so do the kernels
+_COMPUTE = {"e": np.dtype(np.float32)}
 
 PRELUDE = r"""
 struct gd_geo { long long v[%(MAX)d]; };
@@ -106,11 +108,29 @@ template <typename T> __device__ T gd_max(T a, T b) { return (a != a || a > b) ?
 
 
 def c_type(dtype: np.dtype) -> str:
+    """The C type that stores `dtype`."""
     t = C_TYPES.get(dtype.char)
     if t is None or dtype.byteorder == ">":
-        raise TypeError(f"device array operations support bool, integer, float32 and float64 "
+        raise TypeError(f"device array operations support bool, integer, float16, float32 and float64 "
                         f"arrays in native byte order, not {dtype}")
     return t
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype arithmetic on `dtype` is done in (float32 for float16)."""
+    return _COMPUTE.get(dtype.char, dtype)
+
+
+def compute_type(dtype: np.dtype) -> str:
+    return c_type(compute_dtype(dtype))
+
+
+def store(dtype: np.dtype, expr: str, expr_dtype: np.dtype) -> str:
+    """C converting `expr` (of `expr_dtype`) to the storage type of `dtype`:
+    to float16 by one correctly rounded conversion, as numpy's casts."""
+    if dtype.char == "e":
+        return f"__double2half({expr})" if expr_dtype.char == "d" else f"__float2half_rn((float)({expr}))"
+    return f"({c_type(dtype)})({expr})"
 
 
 def geo(values: tuple[int, ...]) -> bytes:
@@ -156,7 +176,8 @@ class KernelCache:
             hit = self._modules.get(key)
             if hit is not None and hit[0] is token:
                 return hit[1][name]
-        module = compile_cuda(PRELUDE + source, name=file_name, options=["-std=c++17"])
+        header = "#include <cuda_fp16.h>\n" if "__half" in source else ""
+        module = compile_cuda(header + PRELUDE + source, name=file_name, options=["-std=c++17"])
         with self._lock:
             self._modules[key] = (token, module)
         return module[name]

@@ -63,6 +63,10 @@ def _expr(name: str, loop: list[np.dtype]) -> str:
     return op.float_expr if kind == "f" else op.int_expr
 
 
+def _expr_dtype(name: str, loop: list[np.dtype]) -> np.dtype:
+    return np.dtype(np.bool_) if name in _COMPARE else codegen.compute_dtype(loop[0])
+
+
 def _ufunc(name: str) -> np.ufunc:
     return _COMPARE[name][0] if name in _COMPARE else _OPS[name].ufunc
 
@@ -73,7 +77,7 @@ def _source(name: str, loop: list[np.dtype], out_dt: np.dtype, kinds: list[tuple
     loads = []
     for k, (kind, dt) in enumerate(kinds):
         var = "ab"[k]
-        lt = codegen.c_type(loop[k])
+        lt = codegen.compute_type(loop[k])
         if kind == "array":
             params += [f"gd_geo s{k + 1}", f"const char *p{k + 1}"]
             loads.append(f"{lt} {var} = ({lt})*(const {codegen.c_type(dt)} *)(p{k + 1} + o{k + 1});")
@@ -82,7 +86,7 @@ def _source(name: str, loop: list[np.dtype], out_dt: np.dtype, kinds: list[tuple
     arrays = [f"o{k + 1}" for k, (kind, _) in enumerate(kinds) if kind == "array"]
     offsets = codegen.offsets_code("ndim", ["o0", *arrays], "shape", "gd_i",
                                    ["s0", *[f"s{o[1:]}" for o in arrays]])
-    t = codegen.c_type(loop[0])
+    t = codegen.compute_type(loop[0])
     return f"""
 typedef {t} T;
 extern "C" __global__ void gd_ew({", ".join(params)}) {{
@@ -90,7 +94,7 @@ extern "C" __global__ void gd_ew({", ".join(params)}) {{
   for (long long gd_i = (long long)blockIdx.x * blockDim.x + threadIdx.x; gd_i < n; gd_i += step) {{
     {offsets}
     {" ".join(loads)}
-    *({codegen.c_type(out_dt)} *)(p0 + o0) = ({codegen.c_type(out_dt)})({_expr(name, loop)});
+    *({codegen.c_type(out_dt)} *)(p0 + o0) = {codegen.store(out_dt, _expr(name, loop), _expr_dtype(name, loop))};
   }}
 }}
 """
@@ -196,7 +200,7 @@ def launch(name: str, loop: list[np.dtype], out: Any, operands: list[Any], shape
         if kind == "array":
             args += [codegen.geo(next(it)), x.ptr]
         else:
-            args.append(np.asarray(x, dtype=dt).tobytes())
+            args.append(np.asarray(x, dtype=dt).astype(codegen.compute_dtype(dt)).tobytes())
     with on_device(out.device):
         kernel = codegen.CACHE.kernel(src, "gd_ew", f"gpudbg_{name}.cu")
         kernel.launch(codegen.grid_for(n), codegen.BLOCK, args, stream=stream)

@@ -26,7 +26,7 @@ _FLOAT_SUM = "x + y"
 _IDENTITY = {"sum": "(ACC)0", "min": "gd_lim<ACC>::hi()", "max": "gd_lim<ACC>::lo()"}
 
 
-def _source(op: str, in_dt: np.dtype, acc_dt: np.dtype) -> str:
+def _source(op: str, in_dt: np.dtype, acc_dt: np.dtype, out_dt: np.dtype) -> str:
     combine = _FLOAT_SUM if op == "sum" and acc_dt.kind == "f" else _COMBINE[op]
     if op == "sum" and acc_dt.kind == "b":
         combine = "x || y"
@@ -34,9 +34,10 @@ def _source(op: str, in_dt: np.dtype, acc_dt: np.dtype) -> str:
     roff = codegen.offsets_code("rdim", ["off"], "rshape", "j", ["rstr"])
     return f"""
 typedef {codegen.c_type(acc_dt)} ACC;
+typedef {codegen.c_type(out_dt)} OUT;
 __device__ __forceinline__ ACC gd_combine(ACC x, ACC y) {{ return {combine}; }}
 extern "C" __global__ void gd_reduce(long long nout, long long m, long long parts, int kdim, gd_geo kshape,
-                                     gd_geo kstr, int rdim, gd_geo rshape, gd_geo rstr, ACC *out,
+                                     gd_geo kstr, int rdim, gd_geo rshape, gd_geo rstr, OUT *out,
                                      const char *in) {{
   __shared__ ACC sh[{codegen.BLOCK}];
   long long chunk = (m + parts - 1) / parts;
@@ -55,7 +56,7 @@ extern "C" __global__ void gd_reduce(long long nout, long long m, long long part
       if (threadIdx.x < s) sh[threadIdx.x] = gd_combine(sh[threadIdx.x], sh[threadIdx.x + s]);
       __syncthreads();
     }}
-    if (threadIdx.x == 0) out[blk] = sh[0];
+    if (threadIdx.x == 0) out[blk] = {codegen.store(out_dt, "sh[0]", acc_dt)};
     __syncthreads();
   }}
 }}
@@ -98,10 +99,11 @@ def reduce(op: str, arr: Any, axis: Any = None, keepdims: bool = False, stream: 
     if m == 0 and op != "sum" and nout:
         raise ValueError(f"zero-size array to reduction operation {'minimum' if op == 'min' else 'maximum'} "
                          f"which has no identity")
-    acc_dt = result_dtype(op, arr.dtype)
+    out_dt = result_dtype(op, arr.dtype)
+    acc_dt = codegen.compute_dtype(out_dt)        # float16 is reduced in float32, as numpy's loops do
     final_shape = tuple(1 if d in axes else n for d, n in enumerate(arr.shape)) if keepdims else out_shape
     with on_device(arr.device):
-        out = DeviceArray.empty(final_shape, acc_dt)
+        out = DeviceArray.empty(final_shape, out_dt)
         if nout == 0:
             return out
         kshape = out_shape
@@ -127,7 +129,7 @@ def _launch(op: str, arr: Any, acc_dt: np.dtype, nout: int, m: int, parts: int, 
 
     kshape, (kstr,) = views.coalesce(kshape, [kstr])
     rshape, (rstr,) = views.coalesce(rshape, [rstr])
-    src = _source(op, arr.dtype, acc_dt)
+    src = _source(op, arr.dtype, acc_dt, out.dtype)
     kernel = codegen.CACHE.kernel(src, "gd_reduce", f"gpudbg_{op}.cu")
     blocks = max(1, min(nout * parts, codegen.MAX_BLOCKS))
     kernel.launch(blocks, codegen.BLOCK, [nout, m, parts, len(kshape), codegen.geo(kshape), codegen.geo(kstr),
