@@ -503,3 +503,43 @@ def test_pitch2d_texture_over_pitched_memory(kernels):
     rd.res.pitch2D.pitchInBytes = 28                 # below the texture pitch alignment
     assert mc.mcCreateTextureObject(rd, mc.mcTextureDesc(), None)[0] == E.mcErrorInvalidValue
     assert "pitch alignment" in mc.last_error_message()
+
+
+CUBE_SRC = r'''
+// as CUDA's simpleCubemapTexture sample: every face texel read back through texCubemap
+extern "C" __global__ void faces(float *out, int w, cudaTextureObject_t tex) {
+  unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  float u = ((x + 0.5f) / (float)w) * 2.f - 1.f, v = ((y + 0.5f) / (float)w) * 2.f - 1.f;
+  for (int face = 0; face < 6; face++) {
+    float cx, cy, cz;
+    if (face == 0) { cx = 1; cy = -v; cz = -u; }
+    else if (face == 1) { cx = -1; cy = -v; cz = u; }
+    else if (face == 2) { cx = u; cy = 1; cz = v; }
+    else if (face == 3) { cx = u; cy = -1; cz = -v; }
+    else if (face == 4) { cx = u; cy = -v; cz = 1; }
+    else { cx = -u; cy = -v; cz = -1; }
+    out[face * w * w + y * w + x] = -texCubemap<float>(tex, cx, cy, cz);
+  }
+}
+'''
+
+
+@pytest.mark.parametrize("options", [[], ["-G"]], ids=["plain", "-G"])
+def test_cubemap_sample_reads_every_face_texel(options):
+    w = 8
+    data = np.arange(6 * w * w, dtype=np.float32).reshape(6, w, w)
+    err, m = mc.mcModuleLoadData(compile_ptx(CUBE_SRC, options=options, name="cube.cu"))
+    assert err == S, mc.last_error_message()
+    _, f = mc.mcModuleGetFunction(m, "faces")
+    err, desc = mc.mcCreateChannelDesc(32, 0, 0, 0, FLOAT)
+    err, arr = mc.mcMalloc3DArray(desc, mc.mcExtent(w, w, 6), mc.mcArrayFlags.mcArrayCubemap)
+    assert err == S, mc.last_error_message()
+    p = mc.mcMemcpy3DParms(srcPtr=mc.mcPitchedPtr(data, w * 4, w, w), dstArray=arr, extent=mc.mcExtent(w, w, 6),
+                           kind=H2D)
+    assert mc.mcMemcpy3D(p) == (S,), mc.last_error_message()
+    tex = texture(arr, WRAP, linear=True, normalized=True)
+    out = np.zeros_like(data)
+    po = dev(out)
+    assert mc.mcLaunchKernel(f, (1, 1, 1), (w, w, 1), [po, w, tex]) == (S,)
+    assert mc.mcDeviceSynchronize() == (S,), mc.last_error_message()
+    np.testing.assert_allclose(back(po, out), -data, atol=1e-5)
