@@ -72,23 +72,26 @@ def step_line(session: Any, dev: int, sm: int, wp: int, over_calls: bool) -> Non
         lines = session.debug_info(prog).lines
         if depth < depth0:
             return          # returned into the caller
-        if depth > depth0 and _in_prologue(prog, lines, pc):
-            continue        # gdb stops a step into a call after the callee's prologue
+        if depth > depth0:
+            body = _body_pc(prog, lines, pc)
+            if body is not None and pc < body:
+                continue    # gdb stops a step into a call after the callee's prologue
+            if pc == body:
+                return      # (a one-line function's body is no new statement: stop there too)
         if (e.file, e.line) != origin and lines.is_stmt(pc):
             return
 
 
-def _in_prologue(prog: Any, lines: Any, pc: int) -> bool:
-    """Whether pc is before the body of its function: the parameter loads
-    NVVM attributes to the declaration line, where the arguments' registers
-    do not hold the passed values yet (the first line `break function`
-    would stop at is the end of the prologue)."""
+def _body_pc(prog: Any, lines: Any, pc: int) -> int | None:
+    """Where the body of pc's function starts: before it are the parameter
+    loads NVVM attributes to the declaration line, where the arguments'
+    registers do not hold the passed values yet (`break function` stops
+    there too: lines.function_body_pc)."""
     info = prog.function_list[int(prog.function_of_pc[pc])]
     try:
-        body = lines.function_body_pc(info.name)
+        return lines.function_body_pc(info.name)
     except ValueError:
-        return False
-    return info.entry_pc <= pc < body
+        return None
 
 
 def finish(session: Any, dev: int, sm: int, wp: int) -> None:

@@ -154,3 +154,28 @@ def test_callers_local_array_is_read_from_its_own_local_frame(gdb, host):
     m = re.search(r"^Stack level 1, frame at local 0x([0-9a-f]+):\n.*\n caller of frame at local 0x([0-9a-f]+)\n",
                   out, re.M)
     assert m and int(m.group(2), 16) > int(m.group(1), 16), out   # the callee's frame is above its caller's
+
+
+ONE_LINE = r'''
+__device__ __noinline__ int inc(int a) { return a + 1; }  // INC
+extern "C" __global__ void k(int *out) {
+    int t = threadIdx.x;
+    out[t] = inc(t + 50);  // CALLINC
+}
+'''
+
+
+def test_a_one_line_function_stops_past_its_parameter_loads(gdb, host):
+    """No second line to stop at: its body starts at the first column past
+    the parameter loads, for `break` and for `step` alike."""
+    prog = host(ONE_LINE, f"d = gpudbg.zeros(32, np.int32)\nmodule.k[1, 32](d)\n{OUT}", name="one.cu",
+                options=("-G",))
+    inc = line_of(ONE_LINE, "INC")
+    _, out, err = gdb(prog, f"break one.cu:{line_of(ONE_LINE, 'CALLINC')}", "run", "cuda thread 4", "step",
+                      "info args", "delete", "continue")
+    assert re.search(rf"in inc \(a=54\) at one.cu:{inc}$", out, re.M), out + err
+    assert re.search(r"^a = 54$", out, re.M)
+    assert "exited normally" in out
+    _, out, err = gdb(prog, "break inc", "run", "cuda thread 6", "info args", "delete", "continue")
+    assert re.search(rf"hit Breakpoint 1, inc \(a=50\) at one.cu:{inc}$", out, re.M), out + err
+    assert re.search(r"^a = 56$", out, re.M)

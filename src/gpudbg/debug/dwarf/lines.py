@@ -111,9 +111,12 @@ class LineTable:
         return sorted(ln for (ff, ln) in self._starts if ff == f)
 
     def function_body_pc(self, function: str) -> int:
-        """Where `break function` stops: the first pc that starts a line
-        other than the function's opening line (past the parameter loads
-        NVVM attributes to the declaration line); the entry pc if none."""
+        """Where `break function` (and a step into it) stops: the first pc
+        that starts a line other than the function's opening line (past the
+        parameter loads NVVM attributes to the declaration line). A function
+        written on one line has no other line: there its body starts at the
+        first column past the loads' (NVVM puts them at column 0). The entry
+        pc if neither exists."""
         info = self.program.functions[function]
         lo, hi = info.entry_pc, info.end_pc
         if lo >= hi:
@@ -123,6 +126,11 @@ class LineTable:
             e = self.at(pc)
             if e is not None and e.is_stmt and (first is None or e.line != first.line or e.file != first.file):
                 return pc
+        if first is not None:
+            for pc in range(lo, hi):
+                e = self.at(pc)
+                if e is not None and (e.file, e.line) == (first.file, first.line) and e.col != first.col:
+                    return pc
         return lo
 
     def next_stmt(self, pc: int) -> int | None:
