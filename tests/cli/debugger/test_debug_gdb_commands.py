@@ -78,6 +78,17 @@ def test_display_shows_at_every_stop_in_its_function(gdb, host):
     assert err == ""
 
 
+def test_display_enable_disable_and_delete_display(gdb, host):
+    _, out, err = gdb(loop(host), "display t", "display/x t", "disable display 1", "info display", "break loop",
+                      "run", "enable display", "delete display 2", "info display", "next", "kill")
+    assert "1:   n  t\n2:   y  /x t" in out, out + err
+    first_stop = out[out.index("hit Breakpoint 1"):out.index("Auto-display", out.index("hit Breakpoint 1"))]
+    assert "2: /x t = 0x0" in first_stop and "1: t" not in first_stop     # made before run: shown at the stop
+    assert re.search(r"^Num Enb Expression\n1:   y  t$", out, re.M)
+    after_next = out[out.rindex("Auto-display"):]
+    assert "1: t = 0" in after_next and "2: /x" not in after_next
+
+
 def test_display_of_a_local_is_only_shown_in_its_function(gdb, host):
     sq = line_of(LOOP, "SQ")
     _, out, err = gdb(loop(host), f"break loop.cu:{line_of(LOOP, 'CALLSQ')}", "run", "display s",

@@ -222,6 +222,10 @@ def _user_breakpoints(dbg: Any) -> list[Any]:
 def _each(dbg: Any, rest: str, action: str) -> None:
     s = dbg.session
     words = rest.split()
+    if words and words[0] == "display" and action in ("delete", "disable", "enable"):
+        from .display import each_display
+        each_display(dbg, " ".join(words[1:]), action)      # gdb's `delete display N`, ...
+        return
     if words and words[0] in ("breakpoints", "br", "b"):
         rest = " ".join(words[1:])
     from . import watchpoints

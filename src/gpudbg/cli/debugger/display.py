@@ -103,12 +103,15 @@ def _function(dbg: Any) -> str | None:
 
 
 def _undisplay(dbg: Any, rest: str) -> None:
+    each_display(dbg, rest, "delete")
+
+
+def each_display(dbg: Any, rest: str, action: str) -> None:
+    """undisplay / delete|disable|enable display [N...] (all without N)."""
     words = rest.replace(",", " ").split()
     if words and words[0] == "display":
         words = words[1:]
-    if not words:
-        dbg.displays.clear()
-        return
+    chosen: list[int] = []
     for w in words:
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", w)
         if m is None:
@@ -117,7 +120,12 @@ def _undisplay(dbg: Any, rest: str) -> None:
         for n in range(lo, hi + 1):
             if not any(d.number == n for d in dbg.displays):
                 print(f"No display number {n}.")
-        dbg.displays[:] = [d for d in dbg.displays if not lo <= d.number <= hi]
+            chosen.append(n)
+    hit = [d for d in dbg.displays if not words or d.number in chosen]
+    if action == "delete":
+        dbg.displays[:] = [d for d in dbg.displays if d not in hit]
+    for d in hit:
+        d.enabled = action == "enable"
 
 
 def _first_show(dbg: Any, d: Display) -> None:

@@ -36,7 +36,7 @@ def register(dbg: Any) -> None:
     completions = {"cuda": {t: ({"trace": None} if t == "launch" else None) for t in CUDA_TABLES},
                    **{t: None for t in INFO_TOPICS if t != "cuda"}}
     dbg.add(Command("info", lambda rest: print(info(dbg, rest)), "info cuda TABLE | breakpoints | registers "
-                    "| locals | args | line", aliases=("i", "inf"), completions=completions))
+                    "| locals | args | line | frame | display", aliases=("i", "inf"), completions=completions))
 
 
 def info(dbg: Any, rest: str) -> str:
