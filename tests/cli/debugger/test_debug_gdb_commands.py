@@ -67,7 +67,8 @@ def test_display_shows_at_every_stop_in_its_function(gdb, host):
                       "display/x threadIdx.x", "display/i $pc", "info display", "next", "undisplay 3",
                       "step", "display", "undisplay", "info display", "undisplay 9", "kill")
     assert "1: s = 0\n2: /x threadIdx.x = 0x3\n3: x/i $pc\n=> 0x" in out, out + err
-    assert re.search(r"^Auto-display expressions now in effect:\nNum Enb Expression\n1:   y  s\n2:   y  /x threadIdx.x\n"
+    assert re.search(r"^Auto-display expressions now in effect:\nNum Enb Expression\n1:   y  s\n"
+                     r"2:   y  /x threadIdx.x\n"
                      r"3:   y  /i \$pc$", out, re.M), out
     # after `next`: all three, in order, below the new line
     assert re.search(rf"^{line_of(LOOP, 'FOR')}\t.*\n1: s = 0\n2: /x threadIdx.x = 0x3\n3: x/i \$pc\n=> 0x", out, re.M)
@@ -153,7 +154,8 @@ def test_rbreak_sets_a_breakpoint_per_matching_function(gdb, host):
     _, out, err = gdb(prog, "break kern_a", "run", "rbreak ^kern_", "rbreak nothing_matches", "rbreak (",
                       "info breakpoints", "delete 1", "continue", "continue")
     assert re.search(r"^Breakpoint 2 at 0x[0-9a-f]+: file two.cu, line \d+\.\nkern_a; \(kernel kern_a\)\n"
-                     r"Breakpoint 3 at 0x[0-9a-f]+: file two.cu, line \d+\.\nkern_b; \(kernel kern_b\)$", out, re.M), out
+                     r"Breakpoint 3 at 0x[0-9a-f]+: file two.cu, line \d+\.\nkern_b; \(kernel kern_b\)$",
+                     out, re.M), out
     assert 'No loaded function matches "nothing_matches"' in out
     assert "Invalid regexp" in err
     assert not re.search(r"^4\s+breakpoint", out, re.M)     # `other` did not match
@@ -166,7 +168,8 @@ def test_trbreak_catches_kernels_by_pattern_once(gdb, host):
     _, out, err = gdb(prog, "break kern_a", "run", "trbreak _b$|^oth", "rbreak -t kern_a", "delete 1",
                       "info breakpoints", "continue", "continue", "info breakpoints", "continue")
     assert re.search(r"^Temporary breakpoint 2 at .*\nkern_b; \(kernel kern_b\)\nTemporary breakpoint 3 at .*\n"
-                     r"other; \(kernel other\)\nTemporary breakpoint 4 at .*\nkern_a; \(kernel kern_a\)$", out, re.M), out
+                     r"other; \(kernel other\)\nTemporary breakpoint 4 at .*\nkern_a; \(kernel kern_a\)$",
+                     out, re.M), out
     assert 'hit Temporary breakpoint 2, kern_b<<<' in out and 'hit Temporary breakpoint 3, other<<<' in out
     listing = out.split("hit Temporary breakpoint 3")[1]
     assert re.search(r"^4\s+breakpoint\s+del  y", listing, re.M)    # kern_a's ran already: never hit
@@ -187,7 +190,8 @@ def test_info_cuda_managed_lists_variables_and_allocations(gdb, host):
     _, out, err = gdb(prog, f"break man.cu:{line_of(MANAGED, 'USE')}", "run", "info cuda managed", "delete",
                       "continue", "info cuda managed")
     assert re.search(r"^Static managed variables on device 0 are:\ncounter = 9\nweights = \{1, 2.5, -1\}\n"
-                     r"origin = \{x = 7, y = 0.5\}\nManaged allocations are:\n  0x[0-9a-f]+ \(4096 bytes\) on device 0$",
+                     r"origin = \{x = 7, y = 0.5\}\nManaged allocations are:\n"
+                     r"  0x[0-9a-f]+ \(4096 bytes\) on device 0$",
                      out, re.M), out + err
     assert "Static managed variables on host are:\ncounter = 9" in out      # after the program: no focus
 
@@ -218,7 +222,8 @@ def test_kernel_events_and_refused_settings(gdb, host):
     prog = two_kernels(host)
     _, out, err = gdb(prog, "set cuda kernel_events application", "set cuda launch_blocking on",
                       "set cuda no_such_thing on", "show cuda ptx_cache", "run")
-    assert re.search(r"^\[Launch of CUDA Kernel 0 \(kern_a<<<\(1,1,1\),\(32,1,1\)>>>\) on Device 0, level 0\]$", out, re.M)
+    assert re.search(r"^\[Launch of CUDA Kernel 0 \(kern_a<<<\(1,1,1\),\(32,1,1\)>>>\) on Device 0, level 0\]$",
+                     out, re.M)
     assert re.search(r"^\[Termination of CUDA Kernel 2 \(other<<<\(1,1,1\),\(32,1,1\)>>>\) on Device 0, level 0\]$",
                      out, re.M), out
     assert "set cuda launch_blocking is not supported by gpudbg: launches stay asynchronous" in err
@@ -254,7 +259,8 @@ def test_memcheck_runs_the_sanitizers_host_checks_and_leak_check(gdb, host):
     _, out, err = gdb(leaky, "set cuda memcheck on", "run")
     text = out + err
     assert "Double free of 0x" in text
-    assert re.search(r"Leaked 1024 bytes at 0x[0-9a-f]+", text) and "LEAK SUMMARY: 1024 bytes leaked in 1 allocations" in text
+    assert re.search(r"Leaked 1024 bytes at 0x[0-9a-f]+", text)
+    assert "LEAK SUMMARY: 1024 bytes leaked in 1 allocations" in text
     _, out, err = gdb(leaky, "run")                          # off: neither
     assert "LEAK SUMMARY" not in out + err and "Double free of" not in out + err
 

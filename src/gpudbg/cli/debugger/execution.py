@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .commands import Command, CommandError, resolve_word
+from .commands import Command, CommandError
 from .focus import LaneSite
 from .frames import at_line_start, frames, safe, source_line_text
 
@@ -220,7 +220,3 @@ def _finish(dbg: Any) -> None:
         if _warp_gone(dbg, f) or safe(s.warp(f.dev, f.sm, f.wp).lane, f.ln) is None:
             break
     _after_step(dbg, f, "frame")
-
-
-# ------------------------------------------------------------------ set cuda
-from .cuda_settings import set_cuda, show_cuda  # noqa: E402,F401  (the table lives in cuda_settings.py)

@@ -72,8 +72,8 @@ def info(dbg: Any, rest: str) -> str:
 def info_cuda(dbg: Any, rest: str) -> str:
     words = rest.split(None, 1)
     if not words:
-        raise CommandError('"info cuda" must be followed by one of: ' + ", ".join(t for t in CUDA_TABLES if t != "launch")
-                           + ", launch trace.")
+        tables = ", ".join(t for t in CUDA_TABLES if t != "launch")
+        raise CommandError(f'"info cuda" must be followed by one of: {tables}, launch trace.')
     what = resolve_word(words[0], CUDA_TABLES, "info cuda command")
     tail = words[1] if len(words) > 1 else ""
     if what == "launch":

@@ -122,7 +122,7 @@ def _output(dbg: Any, rest: str) -> None:
 
 def _set(dbg: Any, rest: str) -> None:
     from .evaluate import evaluate
-    from .execution import set_cuda
+    from .cuda_settings import set_cuda
     words = rest.split(None, 1)
     if not words:
         raise CommandError('"set" must be followed by "var EXPR", "cuda SETTING VALUE" or an assignment.')
@@ -142,7 +142,7 @@ def _set(dbg: Any, rest: str) -> None:
 
 
 def _show(dbg: Any, rest: str) -> None:
-    from .execution import show_cuda
+    from .cuda_settings import show_cuda
     words = rest.split(None, 1)
     if not words or words[0] != "cuda":
         raise CommandError('"show" knows only "show cuda [SETTING]".')
