@@ -171,3 +171,13 @@ def test_memory_references_parse_spaces_and_refuse_junk():
     for bad in ("", "sharde:0x10", "0xZZ", None, "-5"):
         with pytest.raises(DapError):
             parse_reference(bad)
+
+
+def test_integer_arguments_are_checked_by_name():
+    from gpudbg.dap.protocol import DapError, int_arg
+    assert int_arg({"levels": 3}, "levels") == 3 and int_arg({}, "levels", 7) == 7
+    for bad in ("3", 2.5, True, [1]):
+        with pytest.raises(DapError, match=r"argument 'levels' must be an integer"):
+            int_arg({"levels": bad}, "levels")
+    with pytest.raises(DapError, match="at least 0"):
+        int_arg({"count": -1}, "count", minimum=0)

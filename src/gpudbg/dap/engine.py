@@ -63,6 +63,15 @@ class DapDebugger(Debugger):
             self.engine.send("continued", {"threadId": 1, "allThreadsContinued": True})
         super().wait()
 
+    def _wait(self) -> None:
+        # A pause that came before this wait began (the request reader
+        # answered it while the job was starting) is not lost: the wait
+        # sets _waiting before looking, pause() sets the flag before
+        # interrupting, so one of the two always sees the other.
+        if self.engine.pause_requested:
+            self._interrupt.set()
+        super()._wait()
+
     def dispatch(self, ev: Any, report: bool = True) -> bool:
         from gpudbg.debug.backend import StopReason as DeviceStop
         from gpudbg.debug.events import EventKind

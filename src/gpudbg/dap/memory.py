@@ -15,7 +15,7 @@ import base64
 import binascii
 from typing import Any
 
-from .protocol import DapError
+from .protocol import DapError, int_arg
 
 CHUNK = 4096
 MAX_READ = 1 << 24
@@ -55,8 +55,8 @@ def _ctx(engine: Any):
 def read_memory(engine: Any, args: dict) -> dict:
     from .engine import _debug_errors
     space, base = parse_reference(args.get("memoryReference"))
-    address = base + int(args.get("offset") or 0)
-    count = int(args.get("count") or 0)
+    address = base + int_arg(args, "offset")
+    count = int_arg(args, "count")
     if count < 0 or count > MAX_READ:
         raise DapError(f"readMemory: count {count} is not between 0 and {MAX_READ}.")
     ctx = _ctx(engine)
@@ -93,7 +93,7 @@ def write_memory(engine: Any, args: dict) -> dict:
     if engine.core:
         raise DapError("writeMemory: a GPU coredump is read-only.")
     space, base = parse_reference(args.get("memoryReference"))
-    address = base + int(args.get("offset") or 0)
+    address = base + int_arg(args, "offset")
     try:
         data = base64.b64decode(args.get("data") or "", validate=True)
     except (binascii.Error, ValueError) as e:
@@ -110,11 +110,11 @@ def disassemble(engine: Any, sources: Any, args: dict) -> dict:
     from gpudbg.cli.debugger.frames import INSTRUCTION_BYTES, safe, source_of
     dbg = engine.require_stopped()
     _, base = parse_reference(args.get("memoryReference"))
-    count = int(args.get("instructionCount") or 0)
+    count = int_arg(args, "instructionCount")
     if count < 0 or count > 100_000:
         raise DapError(f"disassemble: instructionCount {count} is not between 0 and 100000.")
-    address = base + int(args.get("offset") or 0)
-    first = address + int(args.get("instructionOffset") or 0) * INSTRUCTION_BYTES
+    address = base + int_arg(args, "offset")
+    first = address + int_arg(args, "instructionOffset") * INSTRUCTION_BYTES
     dev = dbg.focus.dev if dbg.focus is not None else 0
     s = dbg.session
     program = safe(s.program_at, dev, address)

@@ -88,6 +88,19 @@ class DapError(Exception):
         self.show = show
 
 
+def int_arg(args: dict, name: str, default: int = 0, minimum: int | None = None) -> int:
+    """An integer argument, or a DapError naming it (JSON has no other
+    integers: a string, float or bool is the client's mistake)."""
+    v = args.get(name)
+    if v is None:
+        return default
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise DapError(f"argument '{name}' must be an integer, got {v!r}.")
+    if minimum is not None and v < minimum:
+        raise DapError(f"argument '{name}' must be at least {minimum}, got {v}.")
+    return v
+
+
 class Sequencer:
     """The adapter's `seq` numbers, one series across threads."""
 

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from . import breakpoints, memory, stack, threads, variables
 from .framing import FramingError, Reader, Writer
 from .output import mark_adapter_thread
-from .protocol import CAPABILITIES, DapError, Sequencer, event, response
+from .protocol import CAPABILITIES, DapError, Sequencer, event, int_arg, response
 
 
 class Unauthorized(DapError):
@@ -228,7 +228,7 @@ class Server:
         from gpudbg.cli.debugger import execution
         from gpudbg.cli.debugger.focus import LaneSite
         dbg = self.engine.require_executing()
-        warp = threads.warp_of(self.engine, int(args.get("threadId") or 0))
+        warp = threads.warp_of(self.engine, int_arg(args, "threadId"))
         ln = threads.chosen_lane(self.engine, warp)
         lane = warp.lane(ln)
         dbg.set_focus(LaneSite(warp.dev, warp.sm, warp.wp, ln, warp.grid_id, tuple(warp.block_idx),

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .protocol import DapError
+from .protocol import DapError, int_arg
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,8 @@ def stack_trace(engine: Any, frames_handles: Handles, sources: Sources, args: di
     warp = warp_of(engine, tid)
     ln = chosen_lane(engine, warp)
     _, lane, grid, stack = lane_frames(engine, (warp.dev, warp.sm, warp.wp, ln))
-    start = max(0, int(args.get("startFrame") or 0))
-    levels = int(args.get("levels") or 0)
+    start = max(0, int_arg(args, "startFrame"))
+    levels = int_arg(args, "levels")
     chosen = stack[start:start + levels] if levels > 0 else stack[start:]
     ctx = LaneContext(dbg.session, warp.dev, warp.sm, warp.wp, ln, dbg.store)
     fmt_hex = bool((args.get("format") or {}).get("hex"))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .protocol import DapError
+from .protocol import DapError, int_arg
 from .stack import FrameKey, Handles
 
 SHARED_WORDS_MAX = 1 << 16        # the raw shared window shown, in 4-byte words
@@ -76,8 +76,8 @@ class ValueNode(Node):
             n = len(v.data) // es if es else 0
             length = array_length(t)
             n = min(n, length) if length is not None else n
-            start = max(0, int(args.get("start") or 0))
-            count = int(args.get("count") or 0) or n - start
+            start = max(0, int_arg(args, "start"))
+            count = int_arg(args, "count") or n - start
             for i in range(start, min(n, start + count)):
                 ev = Value(el, v.data[i * es:(i + 1) * es],
                            address=None if v.address is None else v.address + i * es, space=v.space)
@@ -302,8 +302,8 @@ def variables(engine: Any, refs: Handles, args: dict) -> list[dict]:
         raise DapError(f"variablesReference {args.get('variablesReference')!r} is not a container.")
     out = node.items(engine, args, refs)
     if not isinstance(node, ValueNode) and (args.get("start") or args.get("count")):
-        start = int(args.get("start") or 0)
-        count = int(args.get("count") or 0)
+        start = int_arg(args, "start")
+        count = int_arg(args, "count")
         out = out[start:start + count] if count else out[start:]
     return out
 
