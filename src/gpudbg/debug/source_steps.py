@@ -109,13 +109,35 @@ def finish(session: Any, dev: int, sm: int, wp: int) -> None:
             return
 
 
+def _in_wave(session: Any):
+    """The backend's own warp runner (the simulator steps in the wave, with
+    no round trip per instruction), or None: step from here."""
+    return getattr(session.backend, "run_warp_until", None)
+
+
 def until_next(session: Any, dev: int, sm: int, wp: int) -> None:
     """gdb's `until` without argument: `next`, except that a jump back to
     a lower address in the same frame (a loop's back edge) keeps going, so
-    a loop is left rather than iterated line by line."""
+    a loop is left rather than iterated line by line: the warp runs to the
+    first statement of another line at a higher address in its frame, or
+    until the frame returns."""
     start = _where(session, dev, sm, wp)
     if start is None:
         return
+    prog, pc0, depth0 = start
+    e0 = _line(session, prog, pc0)
+    fast = _in_wave(session)
+    if e0 is None or fast is None:
+        _until_next_stepped(session, dev, sm, wp, start)
+        return
+    lines = session.debug_info(prog).lines
+    end = prog.function_list[int(prog.function_of_pc[pc0])].end_pc
+    targets = {prog.code_address(p) for p in range(pc0 + 1, end)
+               if lines.is_stmt(p) and (lines.at(p).file, lines.at(p).line) != (e0.file, e0.line)}
+    fast(dev, sm, wp, targets, depth0, depth0)
+
+
+def _until_next_stepped(session: Any, dev: int, sm: int, wp: int, start: tuple) -> None:
     prog, pc0, depth0 = start
     e0 = _line(session, prog, pc0)
     origin = (e0.file, e0.line) if e0 is not None else None
@@ -142,12 +164,16 @@ def until_next(session: Any, dev: int, sm: int, wp: int) -> None:
 def run_to(session: Any, dev: int, sm: int, wp: int, addresses: set[int], any_frame: bool) -> None:
     """gdb's `until LOCATION` (any_frame False: the location counts only in
     the current frame or an outer one) and `advance LOCATION` (any frame):
-    step the warp until its pc is one of `addresses`, or the current frame
+    the warp runs until its pc is one of `addresses`, or the current frame
     returns."""
     start = _where(session, dev, sm, wp)
     if start is None:
         return
     depth0 = start[2]
+    fast = _in_wave(session)
+    if fast is not None:
+        fast(dev, sm, wp, set(addresses), None if any_frame else depth0, depth0)
+        return
     for _ in range(MAX_STEPS):
         if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
             return

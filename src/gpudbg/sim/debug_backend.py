@@ -321,6 +321,18 @@ class SimBackend:
         return self._call(dev, lambda r: debug_stepping.step_warp(r, r.X if r else None, sm, wp, nsteps),
                           run=run)
 
+    def run_warp_until(self, dev: int, sm: int, wp: int, addresses: set[int], depth_max: int | None,
+                       depth_min: int) -> None:
+        """Step one warp to any of `addresses` (debug_stepping.run_until)."""
+        p = self._port(dev)
+        run = p.run_for(sm, wp) if p is not None else None
+
+        def go(r):
+            X = r.X if r else None
+            pcs = set() if X is None else {pc for pc in map(X.program.pc_of_address, addresses) if pc is not None}
+            return debug_stepping.run_until(r, X, sm, wp, pcs, depth_max, depth_min)
+        self._call(dev, go, run=run)
+
     def resume_warps_until_pc(self, dev: int, sm: int, warp_mask: int, address: int) -> None:
         """Each wave owning warps of the mask on SM `sm` runs its own."""
         p = self._port(dev)

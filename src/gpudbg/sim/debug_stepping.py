@@ -158,3 +158,34 @@ def run_until_pc(port: Any, X: Any, sm: int, warp_mask: int, address: int) -> No
                 break
             if port.fault is not None or _watch_hit(port):
                 return
+
+
+def run_until(port: Any, X: Any, sm: int, wp: int, targets: set[int], depth_max: int | None,
+              depth_min: int) -> None:
+    """gdb's until/advance for one warp, stepped in the wave (no round trip
+    to the debugger per instruction): step until the warp's pc is one of
+    `targets` (pc indices) at a call depth of at most `depth_max` (None:
+    any), or its depth falls below `depth_min` (the frame it started in
+    returned). Also ends when the warp exits or cannot move, or a fault or
+    a watchpoint stops the device."""
+    if X is None:
+        raise BackendError("INVALID_WARP", "no kernel is running")
+    slots = warp_slots(X, sm, wp)
+    tracks_depth = len(X.depth) >= X.n
+    _start_request(port)
+    for _ in range(STEP_LIMIT):
+        if not step_once(port, X, slots) or port.fault is not None or _watch_hit(port):
+            return
+        pc = warp_pc(X, slots)
+        if pc is None:
+            return
+        depth = 0
+        if tracks_depth:
+            s = X.sched[slots]
+            at = slots[np.where(s == PARKED, X.park_pc[slots] - 1, s) == pc]
+            depth = int(X.depth[at[0]]) if len(at) else 0
+        if depth < depth_min:
+            return
+        if pc in targets and (depth_max is None or depth <= depth_max):
+            return
+    raise BackendError("TIMEOUT", f"warp {wp} on SM {sm} did not get there within {STEP_LIMIT} instructions")

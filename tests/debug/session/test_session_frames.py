@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import gpudbg
+from gpudbg.debug import source_steps
 from gpudbg.debug.session import DebugError
 
 from session_harness import Host, stop
@@ -96,7 +97,16 @@ def test_step_into_a_call_stops_after_the_prologue(session):
     h.join()
 
 
-def test_until_leaves_the_loop_and_run_to_a_location(session):
+@pytest.fixture(params=["in-wave", "stepped"])
+def stepping(request, monkeypatch):
+    """until/advance through the simulator's in-wave runner, and through the
+    Session's own instruction steps (a backend without one)."""
+    if request.param == "stepped":
+        monkeypatch.setattr(source_steps, "_in_wave", lambda session: None)
+    return request.param
+
+
+def test_until_leaves_the_loop_and_run_to_a_location(session, stepping):
     session.break_at_line("frames.cu", 12)
     h = _calls()
     ev = stop(session)
@@ -111,7 +121,7 @@ def test_until_leaves_the_loop_and_run_to_a_location(session):
     h.join()
 
 
-def test_advance_into_a_callee_and_resolve_location(session):
+def test_advance_into_a_callee_and_resolve_location(session, stepping):
     session.break_at_line("frames.cu", 9)
     h = _calls()
     ev = stop(session)
