@@ -6,7 +6,10 @@ The one idea: like step and next, these move only the focused warp
 `until` alone is `next` that does not go back round a loop; `until
 LOCATION` runs to LOCATION in the current frame (or an outer one) and
 `advance LOCATION` to LOCATION in any frame; both also stop when the
-current frame returns. LOCATION is what `break` takes.
+current frame returns. LOCATION is what `break` takes. The simulator runs
+the warp in the wave (no round trip per instruction); other warps do not
+move (except those of its block at a barrier), so a breakpoint elsewhere
+is not reported on the way, as with step.
 """
 from __future__ import annotations
 
