@@ -146,11 +146,17 @@ def offsets_code(ndim: str, names: list[str], shape: str, index: str, strides: l
     The number of axes is a kernel argument, not part of the source, so one
     compiled kernel serves arrays of every rank."""
     lines = [f"long long {n} = 0;" for n in names]
-    lines.append(f"long long gd_r = {index};")
-    lines.append(f"for (int gd_d = {ndim} - 1; gd_d >= 0; --gd_d) {{")
-    lines.append(f"  long long gd_c = gd_r % {shape}.v[gd_d]; gd_r /= {shape}.v[gd_d];")
+    # one axis (what coalescing makes of any contiguous operand set): no division at all
+    lines.append(f"if ({ndim} == 1) {{")
     for n, s in zip(names, strides):
-        lines.append(f"  {n} += gd_c * {s}.v[gd_d];")
+        lines.append(f"  {n} = {index} * {s}.v[0];")
+    lines.append("} else {")
+    lines.append(f"  long long gd_r = {index};")
+    lines.append(f"  for (int gd_d = {ndim} - 1; gd_d >= 0; --gd_d) {{")
+    lines.append(f"    long long gd_c = gd_r % {shape}.v[gd_d]; gd_r /= {shape}.v[gd_d];")
+    for n, s in zip(names, strides):
+        lines.append(f"    {n} += gd_c * {s}.v[gd_d];")
+    lines.append("  }")
     lines.append("}")
     return "\n    ".join(lines)
 

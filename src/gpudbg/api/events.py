@@ -10,17 +10,17 @@ latency, bandwidth limit, occupancy or overlap, so it is exactly
 repeatable and good for comparing the instruction work of two versions of
 a kernel, but it is not an estimate of how long a real GPU would take
 (often off by orders of magnitude in either direction). clock="host"
-gives what the work really took here: each timed record also queues a
-host function behind the event (mcLaunchHostFunc) that reads
-time.perf_counter() when the stream reaches it, so the difference is the
-host wall time the simulator spent on the work between the two records
-(plus the host worker's wake-up latency, microseconds).
+gives what the work really took here: the front end notes the host's
+time.perf_counter() when it executes each record's TIMESTAMP command
+(sim/timing.py record_host_time), that is when everything before the
+record had finished, so the difference is the host wall time the
+simulator spent on the work between the two records. Nothing is added to
+the stream for it.
 
 Not here: interprocess events (a simulated GPU is one process's).
 """
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from gpudbg.api.device import current_ordinal, generation, on_device, stream_handle
@@ -44,7 +44,7 @@ class Event:
         self.device = current_ordinal()
         self._token = generation(self.device)
         self.destroyed = False
-        self._host_time: list[float] | None = None   # filled by the host function of the last record
+        self.recorded = False
 
     def _live(self) -> Any:
         if self.destroyed:
@@ -59,11 +59,7 @@ class Event:
         handle, s = self._live(), stream_handle(stream)
         with on_device(self.device):
             call(mc.mcEventRecord, handle, s)
-            capturing = int(call(mc.mcStreamIsCapturing, s)) != 0
-            if self.timing and not capturing:   # a host node inside a captured graph would be a surprise
-                stamp: list[float] = []
-                call(mc.mcLaunchHostFunc, s, _stamp, stamp)
-                self._host_time = stamp
+        self.recorded = True
         return self
 
     def synchronize(self) -> None:
@@ -97,15 +93,27 @@ class Event:
         if clock == "device":
             with on_device(self.device):
                 return float(call(mc.mcEventElapsedTime, self._live(), end._live()))
+        stamps = []
         for e, name in ((self, "start"), (end, "end")):
             if not e.timing:
                 raise ValueError(f"the {name} event was created with timing=False")
-            if e._host_time is None:
+            if not e.recorded:
                 raise ValueError(f"the {name} event was never recorded")
             e.synchronize()
-        _wait_for_stamp(self._host_time)
-        _wait_for_stamp(end._host_time)
-        return (end._host_time[0] - self._host_time[0]) * 1000.0   # type: ignore[index]
+            stamps.append(e._host_stamp(name))
+        return (stamps[1] - stamps[0]) * 1000.0
+
+    def _host_stamp(self, name: str) -> float:
+        """When the front end executed this event's last TIMESTAMP (the
+        mcEvent_t is the driver's event: its slot is the TIMESTAMP's address)."""
+        from gpudbg.sim import timing
+        handle = self._live()
+        slot = getattr(handle, "slot", None)
+        stamp = None if slot is None else timing.host_time(handle.context.gpu, slot.base)
+        if stamp is None:
+            raise ValueError(f"the {name} event's record did not execute on the device "
+                             f"(recorded inside a stream capture?)")
+        return stamp
 
     def destroy(self) -> None:
         if self.destroyed or self._token is not generation(self.device):
@@ -117,21 +125,6 @@ class Event:
 
     def __repr__(self) -> str:
         return f"<gpudbg.Event device {self.device}{' destroyed' if self.destroyed else ''}>"
-
-
-def _stamp(stamp: list[float]) -> None:
-    stamp.append(time.perf_counter())
-
-
-def _wait_for_stamp(stamp: list[float] | None) -> None:
-    """The host function runs on the host worker after the event's work; a
-    stream synchronize waits for it, an event synchronize need not."""
-    assert stamp is not None
-    if not stamp:
-        call(mc.mcDeviceSynchronize)
-    if not stamp:
-        raise ValueError("the host clock of this record was not taken (the stream's host "
-                         "functions were skipped after a device fault)")
 
 
 def event_elapsed_time(start: Event, end: Event, clock: str = "device") -> float:

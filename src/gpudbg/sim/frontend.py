@@ -367,6 +367,7 @@ class Frontend:
                     self._write_value(cmd.address, cmd.value, cmd.width)
             elif cmd.opcode is C.Opcode.TIMESTAMP:
                 self.gpu.memory.view(cmd.address, 8).view(np.uint64)[0] = timing.now(self.gpu)
+                timing.record_host_time(self.gpu, cmd.address)
             elif cmd.opcode is C.Opcode.SET_LAUNCH_LIMITS:
                 launch_limits.program(channel, launch_limits.LaunchLimits(
                     cmd.stack_size, cmd.printf_fifo_size, cmd.malloc_heap_size, cmd.pending_launch_count))

@@ -20,9 +20,16 @@ Model (cycles at the device's clock_rate_khz):
 - other slow commands (pool map/unmap): COMMAND_CYCLES only.
 Semaphore, notify, stream-memory and timestamp commands cost nothing, so
 two events recorded back to back are 0 ms apart.
+
+Beside the device clock, each executed TIMESTAMP also notes the host's
+time.perf_counter() for its slot (record_host_time): when the simulator
+really finished the work before it. That is what the Python API's
+Event.elapsed_time(clock="host") reads; the cycle count above stays the
+deterministic figure.
 """
 from __future__ import annotations
 
+import time
 from typing import Any
 
 COMMAND_CYCLES = 20
@@ -66,3 +73,17 @@ def cycles_to_ms(cycles: int, clock_rate_khz: int) -> float:
     if clock_rate_khz <= 0:
         raise ValueError(f"clock rate must be positive, got {clock_rate_khz} kHz")
     return cycles / clock_rate_khz
+
+
+def record_host_time(gpu: Any, address: int) -> None:
+    """Note the host time at which a TIMESTAMP to `address` executed
+    (the front end calls it under the GPU's lock)."""
+    stamps = getattr(gpu, "host_timestamps", None)
+    if stamps is None:
+        stamps = gpu.host_timestamps = {}
+    stamps[int(address)] = time.perf_counter()
+
+
+def host_time(gpu: Any, address: int) -> float | None:
+    """time.perf_counter() of the last TIMESTAMP executed to `address`."""
+    return getattr(gpu, "host_timestamps", {}).get(int(address))
