@@ -224,3 +224,43 @@ def test_hint_and_ordering_forms_run_as_no_ops():
     policies = r[0][64:70].view(np.uint64)
     assert len(set(policies.tolist())) == 3       # different policies are different words
 
+
+
+def _every_special_register() -> list[str]:
+    from gpudbg.ptx import operands
+    names = sorted(operands._SCALAR_SPECIALS)
+    names += [f"{v}.{c}" for v in sorted(operands._VECTOR_SPECIALS) for c in "xyz"]
+    names += [f"%envreg{k}" for k in range(32)] + [f"%pm{k}" for k in range(8)] + [f"%pm{k}_64" for k in range(8)]
+    names += [f"%reserved_smem_offset_{w}" for w in ("begin", "end", "cap", "0", "1")]
+    return names
+
+
+@pytest.mark.parametrize("name", _every_special_register())
+def test_every_special_register_of_the_isa_reads(name):
+    wide = name in ("%clock64", "%globaltimer", "%gridid", "%current_graph_exec") or name.endswith("_64")
+    pred = name == "%is_explicit_cluster"
+    body = (f"mov.pred %p1, {name};\n selp.u64 %rd9, 1, 0, %p1;" if pred else
+            f"mov.u64 %rd9, {name};" if wide else f"mov.u32 %r9, {name};\n cvt.u64.u32 %rd9, %r9;")
+    r = run(kernel(body + "\n st.global.u64 [%rd1], %rd9;"), "k", (2,), (3,), [Out(1, np.uint64), Out(1, np.uint64)])
+    assert r[0].dtype == np.uint64
+
+
+def test_globaltimer_halves_agree_and_time_advances():
+    body = """
+    mov.u64 %rd9, %globaltimer;
+    mov.u32 %r1, %globaltimer_lo;
+    mov.u32 %r2, %globaltimer_hi;
+    mov.u32 %r3, %clock;
+    mov.u32 %r4, %clock_hi;
+    mov.u64 %rd10, %clock64;
+    nanosleep.u32 20000;
+    mov.u64 %rd11, %globaltimer;
+    st.global.v2.u64 [%rd1], {%rd9, %rd11};
+    st.global.v4.u32 [%rd1+16], {%r1, %r2, %r3, %r4};
+    st.global.u64 [%rd1+32], %rd10;
+    """
+    r = run(kernel(body), "k", (1,), (1,), [Out(5, np.uint64), Out(1, np.uint64)])
+    t0, t1, halves, c64 = int(r[0][0]), int(r[0][1]), r[0][2:4].view(np.uint32), int(r[0][4])
+    assert int(halves[0]) == t0 & 0xFFFFFFFF and int(halves[1]) == t0 >> 32
+    assert t1 - t0 >= 20000                        # nanosleep advanced the device's time
+    assert (int(halves[3]) << 32 | int(halves[2])) < c64     # %clock/%clock_hi read before %clock64
