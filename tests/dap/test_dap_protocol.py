@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from gpudbg.dap.framing import Reader, Writer, encode
 from gpudbg.dap.protocol import CAPABILITIES, FILTER_KINDS, exception_filters
@@ -181,3 +182,32 @@ def test_integer_arguments_are_checked_by_name():
             int_arg({"levels": bad}, "levels")
     with pytest.raises(DapError, match="at least 0"):
         int_arg({"count": -1}, "count", minimum=0)
+
+
+arg_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 1 << 40), st.text(max_size=12),
+                       st.lists(st.one_of(st.integers(-2, 5), st.text(max_size=4)), max_size=4),
+                       st.dictionaries(st.text(max_size=6), st.integers(), max_size=3))
+# launch/attach/disconnect/terminate would start or end a session: the other requests, before any launch
+SAFE = sorted(set(REQUESTS) - {"launch", "attach", "disconnect", "terminate", "configurationDone"})
+KEYS = ["threadId", "frameId", "variablesReference", "source", "breakpoints", "expression", "memoryReference",
+        "count", "offset", "filters", "filterOptions", "name", "value", "block", "thread", "lines", "context",
+        "format", "start", "levels", "instructionCount", "sourceReference", "maxBlocks", "lanes"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(SAFE + ["bogus"]),
+                          st.one_of(st.dictionaries(st.sampled_from(KEYS), arg_values, max_size=4),
+                                    arg_values)), max_size=6))
+def test_any_request_gets_exactly_one_answer_and_no_internal_error(requests):
+    msgs, status = run(*({"command": c, "arguments": a} for c, a in requests))
+    answers = [m for m in msgs if m["type"] == "response"]
+    assert status == 0
+    assert [m["request_seq"] for m in answers] == list(range(1, len(requests) + 1))
+    for m in answers:
+        assert "internal error" not in m.get("message", ""), m
+
+
+@pytest.mark.parametrize("args", [{"filters": 5}, {"filterOptions": 7}, {"filters": "all"}])
+def test_exception_filters_must_be_lists(args):
+    msgs, _ = run({"command": "setExceptionBreakpoints", "arguments": args})
+    assert "must be lists" in responses(msgs)["setExceptionBreakpoints"]["message"]

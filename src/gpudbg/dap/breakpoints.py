@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import hits, logpoints
-from .protocol import FILTER_KINDS, DapError
+from .protocol import FILTER_KINDS, DapError, list_arg, obj_arg
 
 PENDING = "Pending: no loaded module has code for this location yet (it resolves when the kernel's module loads)."
 
@@ -37,13 +37,14 @@ class Breakpoints:
     # ------------------------------------------------------------ requests
     def set_source(self, args: dict) -> dict:
         dbg = self._dbg()
-        source = args.get("source") or {}
+        source = obj_arg(args, "source")
         path = source.get("path") or source.get("name")
         if not isinstance(path, str) or not path:
             raise DapError("setBreakpoints: source.path is required.")
-        wanted = args.get("breakpoints")
-        if wanted is None:
-            wanted = [{"line": ln} for ln in args.get("lines") or []]
+        wanted = list_arg(args, "breakpoints") if args.get("breakpoints") is not None else \
+            [{"line": ln} for ln in list_arg(args, "lines")]
+        if not all(isinstance(spec, dict) for spec in wanted):
+            raise DapError("setBreakpoints: each breakpoint must be an object with a 'line'.")
         for i in self.by_source.pop(path, []):
             self._delete(i)
         made, out = [], []
@@ -68,7 +69,10 @@ class Breakpoints:
             self._delete(i)
         self.functions = []
         out = []
-        for spec in args.get("breakpoints") or []:
+        for spec in list_arg(args, "breakpoints"):
+            if not isinstance(spec, dict):
+                out.append({"verified": False, "message": f"a function breakpoint must be an object, got {spec!r}"})
+                continue
             name = spec.get("name")
             if not isinstance(name, str) or not name.strip():
                 out.append({"verified": False, "message": "a function breakpoint needs a kernel name"})
@@ -86,8 +90,10 @@ class Breakpoints:
         return {"breakpoints": out}
 
     def set_exceptions(self, args: dict) -> dict:
-        filters = list(args.get("filters") or [])
-        filters += [o.get("filterId") for o in args.get("filterOptions") or [] if isinstance(o, dict)]
+        filters, options = args.get("filters") or [], args.get("filterOptions") or []
+        if not isinstance(filters, list) or not isinstance(options, list):
+            raise DapError("setExceptionBreakpoints: 'filters' and 'filterOptions' must be lists.")
+        filters = list(filters) + [o.get("filterId") for o in options if isinstance(o, dict)]
         unknown = [f for f in filters if f not in FILTER_KINDS]
         chosen = {f for f in filters if f in FILTER_KINDS}
         self.engine.exception_filters = chosen

@@ -96,7 +96,7 @@ def write_memory(engine: Any, args: dict) -> dict:
     address = base + int_arg(args, "offset")
     try:
         data = base64.b64decode(args.get("data") or "", validate=True)
-    except (binascii.Error, ValueError) as e:
+    except (binascii.Error, ValueError, TypeError) as e:
         raise DapError(f"writeMemory: data is not base64: {e}") from None
     ctx = _ctx(engine)
     try:
@@ -128,8 +128,7 @@ def disassemble(engine: Any, sources: Any, args: dict) -> dict:
             continue
         inst = program.code[pc].inst
         fn = safe(s.function_at, dev, a)
-        entry: dict[str, Any] = {"address": f"0x{a:x}", "instruction": inst.text,
-                                 "instructionBytes": f"{INSTRUCTION_BYTES} bytes (PTX)"}
+        entry: dict[str, Any] = {"address": f"0x{a:x}", "instruction": inst.text}
         if fn:
             entry["symbol"] = f"{fn[0]}+{fn[1]}"
         where = source_of(s, dev, a)

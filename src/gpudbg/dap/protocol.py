@@ -101,6 +101,26 @@ def int_arg(args: dict, name: str, default: int = 0, minimum: int | None = None)
     return v
 
 
+def obj_arg(args: dict, name: str) -> dict:
+    """An object argument ({} when absent), or a DapError naming it."""
+    v = args.get(name)
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise DapError(f"argument '{name}' must be an object, got {v!r}.")
+    return v
+
+
+def list_arg(args: dict, name: str) -> list:
+    """A list argument ([] when absent), or a DapError naming it."""
+    v = args.get(name)
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise DapError(f"argument '{name}' must be a list, got {v!r}.")
+    return v
+
+
 class Sequencer:
     """The adapter's `seq` numbers, one series across threads."""
 

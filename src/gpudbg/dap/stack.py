@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from .protocol import DapError, int_arg
+from .protocol import DapError, int_arg, obj_arg
 
 
 @dataclass(frozen=True)
@@ -86,8 +86,13 @@ class Sources:
         return {"name": os.path.basename(file), "sourceReference": ref, "origin": "compiled from a string"}
 
     def content(self, args: dict) -> dict:
-        ref = args.get("sourceReference") or (args.get("source") or {}).get("sourceReference")
-        path = (args.get("source") or {}).get("path")
+        source = obj_arg(args, "source")
+        ref = args.get("sourceReference") or source.get("sourceReference")
+        if ref is not None and (isinstance(ref, bool) or not isinstance(ref, int)):
+            raise DapError(f"source: sourceReference must be an integer, got {ref!r}.")
+        path = source.get("path")
+        if not isinstance(path, (str, type(None))):
+            raise DapError(f"source: source.path must be a string, got {path!r}.")
         file = self._path.get(ref) if ref else path
         if file is None:
             raise DapError(f"source: unknown sourceReference {ref!r}.")
@@ -139,7 +144,7 @@ def stack_trace(engine: Any, frames_handles: Handles, sources: Sources, args: di
     levels = int_arg(args, "levels")
     chosen = stack[start:start + levels] if levels > 0 else stack[start:]
     ctx = LaneContext(dbg.session, warp.dev, warp.sm, warp.wp, ln, dbg.store)
-    fmt_hex = bool((args.get("format") or {}).get("hex"))
+    fmt_hex = bool(obj_arg(args, "format").get("hex"))
     out = []
     for fr in chosen:
         name = source_name(fr.function) + (launch_shape(grid) if fr.is_kernel and grid is not None else "")

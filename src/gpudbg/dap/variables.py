@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .protocol import DapError, int_arg
+from .protocol import DapError, int_arg, obj_arg
 from .stack import FrameKey, Handles
 
 SHARED_WORDS_MAX = 1 << 16        # the raw shared window shown, in 4-byte words
@@ -34,7 +34,7 @@ def _ctx(engine: Any, key: FrameKey):
 
 
 def _fmt(args: dict) -> str | None:
-    return "x" if (args.get("format") or {}).get("hex") else None
+    return "x" if obj_arg(args, "format").get("hex") else None
 
 
 # ------------------------------------------------------------------ nodes
