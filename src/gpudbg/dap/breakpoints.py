@@ -116,6 +116,9 @@ class Breakpoints:
         cond_text = spec.get("condition") or None
         hit_text = spec.get("hitCondition") or None
         log_text = spec.get("logMessage") or None
+        for name, v in (("condition", cond_text), ("hitCondition", hit_text), ("logMessage", log_text)):
+            if v is not None and not isinstance(v, str):
+                return {"verified": False, "message": f"{name} must be a string, got {v!r}"}
         try:
             if cond_text is not None:
                 check_condition(cond_text)
