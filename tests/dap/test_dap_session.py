@@ -30,10 +30,10 @@ OOB = str(ROOT / "examples" / "oob.py")
 def dap():
     clients = []
 
-    def start(program: str, configure=lambda c: None, **launch) -> DapClient:
+    def start(program: str, configure=lambda c: None, init: dict | None = None, **launch) -> DapClient:
         c = DapClient()
         clients.append(c)
-        c.request("initialize", {"adapterID": "gpudbg"})
+        c.request("initialize", {"adapterID": "gpudbg", **(init or {})})
         c.request("launch", {"program": program, **launch})
         c.wait_event("initialized")
         configure(c)
@@ -164,6 +164,22 @@ def test_breakpoint_options_views_variables_and_memory(dap):
     assert len(re.findall(r"^t=\d+ v=\d+$", console, re.M)) == 6
     assert "rotate: 2 blocks, neighbour differences PASSED" in c.text("stdout")
     assert "hit Breakpoint 1" in console and "rotate: 2 blocks" not in console
+
+
+def test_a_client_counting_lines_from_zero(dap):
+    def configure(c):
+        r = c.request("setBreakpoints", {"source": {"path": "rotate.cu"}, "breakpoints": [{"line": 6}]})
+        assert r["body"]["breakpoints"][0]["line"] == 6
+    c = dap(ROTATE, configure, init={"linesStartAt1": False, "columnsStartAt1": False})
+    assert c.wait_event("breakpoint")["body"]["breakpoint"]["line"] == 6
+    ev = c.wait_event("stopped")["body"]
+    frame = top(c, ev["threadId"])
+    assert (frame["line"], frame["column"]) == (6, 0)             # rotate.cu:7, __syncthreads()
+    dis = c.request("disassemble", {"memoryReference": frame["instructionPointerReference"],
+                                    "instructionCount": 1})["body"]["instructions"]
+    assert dis[0]["line"] == 6
+    c.request("continue", {"threadId": ev["threadId"]})
+    assert c.wait_event("exited")["body"]["exitCode"] == 0
 
 
 def test_stepping_a_warp_in_and_out_of_a_device_function(dap):

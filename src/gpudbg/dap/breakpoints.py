@@ -50,9 +50,10 @@ class Breakpoints:
         made, out = [], []
         for spec in wanted:
             line = spec.get("line")
-            if not isinstance(line, int) or line < 1:
-                out.append({"verified": False, "message": f"line {line!r} is not a positive line number"})
+            if isinstance(line, bool) or not isinstance(line, int) or self.engine.line_in(line) < 1:
+                out.append({"verified": False, "message": f"line {line!r} is not a line number"})
                 continue
+            line = self.engine.line_in(line)
             dap = self._make(spec, lambda cond: dbg.session.break_at_line(path, line, condition=cond), "line",
                              source, line)
             if "id" in dap:
@@ -180,14 +181,14 @@ class Breakpoints:
         if bp.pending:
             dap["message"] = PENDING
             if line is not None:
-                dap["line"] = line
+                dap["line"] = self.engine.line_out(line)
         else:
-            dap["line"] = bp.resolved_line or line
+            dap["line"] = self.engine.line_out(bp.resolved_line or line)
             if dap["line"] is None:
                 from gpudbg.cli.debugger.frames import source_of
                 where = source_of(self.engine.dbg.session, 0, min(bp.addresses))
                 if where:
-                    dap["line"] = where[1]
+                    dap["line"] = self.engine.line_out(where[1])
                     dap["source"] = {"name": where[0].rsplit("/", 1)[-1], "path": where[0]}
             dap["instructionReference"] = f"0x{min(bp.addresses):x}"
         return {k: v for k, v in dap.items() if v is not None}

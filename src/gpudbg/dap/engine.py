@@ -107,6 +107,8 @@ class Engine:
         self._worker: threading.Thread | None = None
         self.last_stop_body: dict | None = None
         self.stepping = False
+        self.line_base = 1             # the client's linesStartAt1 / columnsStartAt1 (DAP default: 1)
+        self.column_base = 1
         self.terminating = False       # terminate paused the program only to kill it: no stopped event
 
     # ------------------------------------------------------------ launch
@@ -173,6 +175,13 @@ class Engine:
             dbg.session.break_on_launch = True
         self.send("thread", {"reason": "started", "threadId": 1})
         self.submit(dbg.start, step=False)
+
+    def line_out(self, line: int | None) -> int | None:
+        """A source line (1-based, as DWARF has it) in the client's numbering."""
+        return None if line is None else line - 1 + self.line_base
+
+    def line_in(self, line: int) -> int:
+        return line + 1 - self.line_base
 
     def need_dbg(self) -> DapDebugger:
         if self.dbg is None:

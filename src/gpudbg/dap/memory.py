@@ -138,6 +138,6 @@ def disassemble(engine: Any, sources: Any, args: dict) -> dict:
                 if src is not None:
                     entry["location"] = src
                 last_file = where[0]
-            entry["line"] = where[1]
+            entry["line"] = engine.line_out(where[1])
         out.append(entry)
     return {"instructions": out}

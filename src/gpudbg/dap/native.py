@@ -109,6 +109,8 @@ def _control(config: dict) -> Any:
             self.server = Server(reader, writer, fds=(int(config["in"]), int(config["out"])),
                                  first_seq=int(config.get("seq") or 1))
             self.server.client = dict(config.get("initialize") or {})
+            self.server.engine.line_base = 0 if self.server.client.get("linesStartAt1") is False else 1
+            self.server.engine.column_base = 0 if self.server.client.get("columnsStartAt1") is False else 1
             self.launch_request = dict(config.get("launch") or {})
             engine = self.server.engine
             dbg = DapDebugger(engine, self.program, self.args)

@@ -132,6 +132,8 @@ class Server:
     # ------------------------------------------------------------ lifecycle
     def initialize(self, args: dict, after: list) -> dict:
         self.client = dict(args)
+        self.engine.line_base = 0 if args.get("linesStartAt1") is False else 1
+        self.engine.column_base = 0 if args.get("columnsStartAt1") is False else 1
         return dict(CAPABILITIES)
 
     def _initialized(self, after: list) -> None:

@@ -150,7 +150,8 @@ def stack_trace(engine: Any, frames_handles: Handles, sources: Sources, args: di
         name = source_name(fr.function) + (launch_shape(grid) if fr.is_kernel and grid is not None else "")
         params = frame_args(dbg.session, warp.dev, ctx, grid, fr)
         frame = {"id": frames_handles.id_for(FrameKey(warp.dev, warp.sm, warp.wp, ln, fr.level)),
-                 "name": f"{name}({params})", "line": fr.line or 0, "column": 1 if fr.line else 0,
+                 "name": f"{name}({params})", "line": engine.line_out(fr.line) if fr.line else 0,
+                 "column": engine.column_base if fr.line else 0,
                  "instructionPointerReference": f"0x{fr.pc:x}",
                  "moduleId": f"0x{getattr(grid, 'module_id', 0):x}" if grid is not None else None}
         if fmt_hex:
