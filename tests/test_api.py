@@ -148,7 +148,8 @@ def test_device_array_errors():
 
 
 def test_context_manager_and_garbage_collection_free_memory():
-    gpudbg.synchronize()
+    gc.collect()           # arrays of earlier tests still in reference cycles: queued now,
+    gpudbg.synchronize()   # freed here, not by the allocation below
     before = gpudbg.Device(0).memory_info()[0]
     with gpudbg.zeros(1 << 20, np.uint8) as d:
         assert gpudbg.Device(0).memory_info()[0] < before
