@@ -233,8 +233,13 @@ class AsyncUnit:
             else:
                 X.gmem.store(at, v, U32, cnt)
             if tap is not None:
-                tap.memory(X, MemoryAccess(c.pc, c.slots, Space.SHARED if c.to_shared else Space.GLOBAL,
-                                           at, 4 * cnt, AccessType.WRITE))
+                if c.to_shared:     # writes into a peer block of a cluster are not reported (as for ld/st)
+                    own = c.blocks == X.layout.block_of[c.slots]
+                    if own.any():
+                        tap.memory(X, MemoryAccess(c.pc, c.slots[own], Space.SHARED, at[own], 4 * cnt,
+                                                   AccessType.WRITE))
+                else:
+                    tap.memory(X, MemoryAccess(c.pc, c.slots, Space.GLOBAL, at, 4 * cnt, AccessType.WRITE))
         if c.family == BULK_MBAR:
             upd = mbarrier.Update(X, c.blocks, c.mbar)
             for i in range(len(c.slots)):

@@ -30,8 +30,9 @@ pattern and conservative (fewer reports) when only some threads take part.
 
 What it deliberately does not do: the try_wait time limit (a suspended
 thread here waits until the phase completes, never returning false, which
-the ISA allows), or clusters (every .shared::cluster address is the
-executing CTA's own shared memory).
+the ISA allows). Objects are addressed by (resident block, offset), so an
+object in a peer block of a cluster is updated, and its waiters released,
+in that block.
 """
 from __future__ import annotations
 

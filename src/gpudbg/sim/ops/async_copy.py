@@ -244,6 +244,7 @@ def _bulk(inst, tc, m: Mods) -> Built:
     src = _Space(tc, "global" if kind == "g2s" else "shared", ops[1])
     size_r = tc.reader(ops[2], PTX_TYPES["u32"])
     mbar = _Space(tc, "shared", ops[3]) if kind != "s2g" else None
+    remote = spaces[0] == "shared::cluster"      # the destination (and its mbarrier) may be a peer block's
     pc = tc.pc
 
     def run(X, idx):
@@ -255,10 +256,14 @@ def _bulk(inst, tc, m: Mods) -> Built:
             i = int(bad[0])
             raise LaneFault(CUDBGException.CUDBG_EXCEPTION_WARP_ILLEGAL_INSTRUCTION,
                             f"cp.async.bulk size {int(sizes[i])} is not a positive multiple of 16", i)
-        blocks = np.asarray(X.block_segments(idx), dtype=np.int64)
-        to = np.asarray(dst.addresses(X, idx), dtype=U64)
+        blocks = np.asarray(X.block_segments(idx), dtype=np.int64)     # the source side's (own) block
+        if kind == "s2g":
+            dblocks, to = blocks, np.asarray(dst.addresses(X, idx), dtype=U64)
+        else:
+            dblocks, to = shared_offsets(X, idx, dst, remote, 16)
+            to = to.astype(U64)
         frm = np.asarray(src.addresses(X, idx), dtype=U64)
-        moffs = shared_offsets(X, idx, mbar)[1] if mbar is not None else None
+        moffs = shared_offsets(X, idx, mbar, remote)[1] if mbar is not None else None
         u = async_copy.unit(X)
         for size in np.unique(sizes).tolist():
             pos = np.flatnonzero(sizes == size)
@@ -269,7 +274,7 @@ def _bulk(inst, tc, m: Mods) -> Built:
                         X.gmem.load(to[pos] + np.uint64(k), U32, 4)   # the destination must be valid now
                         v = X.smem.load(blocks[pos], frm[pos] + np.uint64(k), U32, 4)
                     else:
-                        X.smem.load(blocks[pos], to[pos] + np.uint64(k), U32, 4)
+                        X.smem.load(dblocks[pos], to[pos] + np.uint64(k), U32, 4)
                         v = (X.gmem.load(frm[pos] + np.uint64(k), U32, 4) if kind == "g2s"
                              else X.smem.load(blocks[pos], frm[pos] + np.uint64(k), U32, 4))
                     data[:, k:k + 16] = np.ascontiguousarray(np.asarray(v, dtype=U32).reshape(len(pos), 4)).view(U8)
@@ -280,7 +285,7 @@ def _bulk(inst, tc, m: Mods) -> Built:
                 u.issue(Copy(pc, BULK_GROUP, sl, u.stamps(len(pos)), u.bulk_committed[sl].copy(), False,
                              blocks[pos], to[pos], data))
             else:
-                u.issue(Copy(pc, BULK_MBAR, sl, u.stamps(len(pos)), None, True, blocks[pos], to[pos], data,
+                u.issue(Copy(pc, BULK_MBAR, sl, u.stamps(len(pos)), None, True, dblocks[pos], to[pos], data,
                              np.asarray(moffs, dtype=np.int64)[pos]))
     probes = ((src, AccessType.READ, 16),)
     return Built(run, info={"space": "global" if kind == "g2s" else "shared", "async": "bulk",
@@ -341,15 +346,20 @@ def _bulk_tensor(inst, tc, m: Mods) -> Built:
     coords = [tc.reader(c, PTX_TYPES["s32"]) for c in image.coords.elements]
     smem = _Space(tc, "shared", ops[0] if load else ops[1])
     mbar = _Space(tc, "shared", ops[2]) if load else None
+    remote = spaces[0] == "shared::cluster"
     pc = tc.pc
 
     def run(X, idx):
         slots = np.array(_slots(X, idx), dtype=np.int64)
         n = len(slots)
-        blocks = np.asarray(X.block_segments(idx), dtype=np.int64)
-        sh = np.broadcast_to(np.asarray(smem.addresses(X, idx), dtype=U64), (n,))
+        if load:
+            blocks, sh = shared_offsets(X, idx, smem, remote, 16)
+            sh = sh.astype(U64)
+        else:
+            blocks = np.asarray(X.block_segments(idx), dtype=np.int64)
+            sh = np.broadcast_to(np.asarray(smem.addresses(X, idx), dtype=U64), (n,))
         cs = [np.broadcast_to(np.asarray(c(X, idx)).astype(np.int64), (n,)) for c in coords]
-        moffs = shared_offsets(X, idx, mbar)[1] if mbar is not None else None
+        moffs = shared_offsets(X, idx, mbar, remote)[1] if mbar is not None else None
         u = async_copy.unit(X)
         for i in range(n):
             try:

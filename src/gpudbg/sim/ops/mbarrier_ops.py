@@ -10,9 +10,10 @@ object model of sim/mbarrier.py.
   mbarrier.try_wait{.parity}{.sem}{.scope}{.space}.b64 p, [a], state | parity{, suspendTimeHint}
   mbarrier.pending_count.b64 count, state
 
-`.space` is .shared, .shared::cta or .shared::cluster (the executing CTA's
-own shared memory: clusters are single-CTA here); without one the address
-is generic and must fall in the shared window. The memory-ordering
+`.space` is .shared, .shared::cta or .shared::cluster (an address of any
+block of the cluster, resolved by sim/ops/cluster_ops.py); without one the
+address is generic and must fall in the shared window (a peer block's
+window too). The memory-ordering
 qualifiers (.release, .acquire, .relaxed, .cta, .cluster) need nothing: the
 simulator's memory is sequentially consistent. Before a test or a wait the
 copies and deferred arrivals the object tracks complete (sim/async_copy.py);
@@ -28,6 +29,7 @@ from gpudbg.sim.faults import CUDBGException
 from gpudbg.sim.memory import SHARED_WINDOW_BASE, WINDOW_SIZE
 from gpudbg.sim.memory.spaces import AccessFault, AccessType, Space
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
+from gpudbg.sim.ops import cluster_ops
 from gpudbg.sim.ops.memory_ops import _Space
 
 U64 = np.dtype(np.uint64)
@@ -37,13 +39,20 @@ _OPS = ("init", "inval", "arrive", "arrive_drop", "expect_tx", "complete_tx", "t
         "pending_count")
 
 
-def shared_offsets(X, idx, mem: _Space) -> tuple[np.ndarray, np.ndarray]:
-    """(block, shared offset) per thread of an mbarrier operand; a generic
-    address outside the shared window is an illegal-address fault."""
+def shared_offsets(X, idx, mem: _Space, cluster: bool = False, size: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """(block, shared offset) per thread of a shared-memory operand: with
+    `cluster` (a .shared::cluster address) or a generic address, in the
+    cluster block it names (sim/ops/cluster_ops.py); a generic address
+    outside the shared window is an illegal-address fault."""
     blocks = np.asarray(X.block_segments(idx), dtype=np.int64)
     a = np.broadcast_to(np.asarray(mem.addresses(X, idx), dtype=U64), blocks.shape)
     if mem.space != "generic":
+        if cluster:
+            seg, off = cluster_ops.resolve(X, idx, a, size)
+            return np.asarray(seg, dtype=np.int64), np.asarray(off, dtype=U64).astype(np.int64)
         return blocks, a.astype(np.int64)
+    a, blocks = cluster_ops.resolve_generic(X, idx, a, blocks)
+    blocks = np.asarray(blocks, dtype=np.int64)
     lo = np.uint64(SHARED_WINDOW_BASE)
     inside = (a >= lo) & (a < lo + np.uint64(WINDOW_SIZE))
     if not inside.all():
@@ -55,8 +64,10 @@ def shared_offsets(X, idx, mem: _Space) -> tuple[np.ndarray, np.ndarray]:
     return blocks, (a - lo).astype(np.int64)
 
 
-def _space_of(m: Mods) -> str:
-    return "shared" if m.take("shared", "shared::cta", "shared::cluster") else "generic"
+def _space_of(m: Mods) -> tuple[str, bool]:
+    """(the operand's space, whether it is a .shared::cluster address)."""
+    s = m.take("shared", "shared::cta", "shared::cluster")
+    return ("shared" if s else "generic"), s == "shared::cluster"
 
 
 def _count_lanes(reader, X, idx, n: int) -> list[int]:
@@ -72,7 +83,7 @@ def build_mbarrier(inst, tc) -> Built:
     expect = m.flag("expect_tx")
     no_complete = m.flag("noComplete")
     parity = m.flag("parity")
-    space = _space_of(m)
+    space, cluster = _space_of(m)
     if not m.flag("b64"):
         raise UnsupportedInstruction("mbarrier instructions take .b64")
     m.finish()
@@ -92,7 +103,7 @@ def build_mbarrier(inst, tc) -> Built:
         arg = tc.reader(ops[1], U32) if len(ops) > 1 else None
         if (arg is None) != (name == "inval"):
             raise UnsupportedInstruction(f"mbarrier.{name} takes " + ("[addr]" if name == "inval" else "[addr], a count"))
-        run = {"init": _init, "inval": _inval, "expect_tx": _tx(1), "complete_tx": _tx(-1)}[name](mem, arg)
+        run = {"init": _init, "inval": _inval, "expect_tx": _tx(1), "complete_tx": _tx(-1)}[name](mem, arg, cluster)
         kind = AccessType.WRITE if name in ("init", "inval") else AccessType.ATOMIC
         return Built(run, info={"memory": ((mem, kind, 8),)})
     mem = _Space(tc, space, ops[1])
@@ -101,7 +112,7 @@ def build_mbarrier(inst, tc) -> Built:
         arg = tc.reader(ops[2], U32) if len(ops) > 2 else None
         if (expect or no_complete) and arg is None:
             raise UnsupportedInstruction(f"mbarrier.{name} with .expect_tx/.noComplete needs its count operand")
-        return Built(_arrive(mem, d, arg, name == "arrive_drop", expect, no_complete),
+        return Built(_arrive(mem, d, arg, name == "arrive_drop", expect, no_complete, cluster),
                      info={"memory": ((mem, AccessType.ATOMIC, 8),)})
     # test_wait / try_wait
     p = tc.writer(ops[0])
@@ -109,29 +120,29 @@ def build_mbarrier(inst, tc) -> Built:
     if len(ops) > 4 or (len(ops) == 4 and name != "try_wait"):
         raise UnsupportedInstruction(f"too many operands for mbarrier.{name}")
     if name == "test_wait":
-        return Built(_test(mem, p, token, parity), info={"memory": ((mem, AccessType.ATOMIC, 8),)})
-    return Built(control=_try(mem, p, token, parity), kind="wait",
+        return Built(_test(mem, p, token, parity, cluster), info={"memory": ((mem, AccessType.ATOMIC, 8),)})
+    return Built(control=_try(mem, p, token, parity, cluster), kind="wait",
                  info={"wait_dest": p, "memory": ((mem, AccessType.ATOMIC, 8),)})
 
 
-def _init(mem, arg):
+def _init(mem, arg, cluster):
     def run(X, idx):
-        blocks, offs = shared_offsets(X, idx, mem)
+        blocks, offs = shared_offsets(X, idx, mem, cluster)
         mbarrier.init(X, blocks, offs, np.broadcast_to(np.asarray(arg(X, idx)).astype(np.int64), blocks.shape))
     return run
 
 
-def _inval(mem, _arg):
+def _inval(mem, _arg, cluster):
     def run(X, idx):
-        blocks, offs = shared_offsets(X, idx, mem)
+        blocks, offs = shared_offsets(X, idx, mem, cluster)
         mbarrier.inval(X, blocks, offs)
     return run
 
 
 def _tx(sign: int):
-    def make(mem, arg):
+    def make(mem, arg, cluster):
         def run(X, idx):
-            blocks, offs = shared_offsets(X, idx, mem)
+            blocks, offs = shared_offsets(X, idx, mem, cluster)
             upd = mbarrier.Update(X, blocks, offs)
             for i, c in enumerate(_count_lanes(arg, X, idx, len(blocks))):
                 upd.add_tx(i, sign * c)
@@ -140,9 +151,9 @@ def _tx(sign: int):
     return make
 
 
-def _arrive(mem, d, arg, drop: bool, expect: bool, no_complete: bool):
+def _arrive(mem, d, arg, drop: bool, expect: bool, no_complete: bool, cluster: bool):
     def run(X, idx):
-        blocks, offs = shared_offsets(X, idx, mem)
+        blocks, offs = shared_offsets(X, idx, mem, cluster)
         n = len(blocks)
         vals = _count_lanes(arg, X, idx, n) if arg is not None else [1] * n
         upd = mbarrier.Update(X, blocks, offs)
@@ -162,9 +173,9 @@ def _parities(X, idx, token, parity: bool, n: int) -> np.ndarray:
     return (v.astype(np.int64) & 1) if parity else mbarrier.phase_of(v.astype(U64))
 
 
-def _test(mem, p, token, parity: bool):
+def _test(mem, p, token, parity: bool, cluster: bool):
     def run(X, idx):
-        blocks, offs = shared_offsets(X, idx, mem)
+        blocks, offs = shared_offsets(X, idx, mem, cluster)
         unit = X.async_unit
         if unit is not None:
             unit.before_wait(X, blocks, offs)
@@ -173,9 +184,9 @@ def _test(mem, p, token, parity: bool):
     return run
 
 
-def _try(mem, p, token, parity: bool):
+def _try(mem, p, token, parity: bool, cluster: bool):
     def control(X, idx, pc):
-        blocks, offs = shared_offsets(X, idx, mem)
+        blocks, offs = shared_offsets(X, idx, mem, cluster)
         unit = X.async_unit
         if unit is not None:
             unit.before_wait(X, blocks, offs)
