@@ -11,7 +11,7 @@ in the unit until the copy completes. The forms are the PTX ISA's:
   cp.async.commit_group / cp.async.wait_group N / cp.async.wait_all
   cp.async.mbarrier.arrive{.noinc}.shared{::cta}.b64 [mbar]
   cp.async.bulk.shared::{cluster,cta}.global.mbarrier::complete_tx::bytes
-      [dst], [src], size, [mbar]{, cache-policy}
+      {.multicast::cluster} [dst], [src], size, [mbar]{, ctaMask}{, cache-policy}
   cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes
       [dst], [src], size, [mbar]
   cp.async.bulk.global.shared::cta.bulk_group [dst], [src], size{, cache-policy}
@@ -25,8 +25,10 @@ in the unit until the copy completes. The forms are the PTX ISA's:
       (tensor maps from cuTensorMapEncodeTiled, sim/tensor_map.py; the map
       is a kernel parameter named in the instruction or at a global address)
 
-Not supported (rejected at load with the reason): .multicast::cluster,
-cp.reduce.async.bulk, the tensor .im2col and gather/scatter modes.
+.multicast::cluster (a ctaMask operand after [mbar]) lands the bytes in
+every named block of the cluster, each completing its own mbarrier.
+Not supported (rejected at load with the reason): multicast of the tensor
+form, cp.reduce.async.bulk, the tensor .im2col and gather/scatter modes.
 """
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ from gpudbg.sim.async_copy import BULK_GROUP, BULK_MBAR, CP_ASYNC, Copy
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory.spaces import AccessType
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
+from gpudbg.sim.ops import cluster_ops
 from gpudbg.sim.ops.memory_ops import _Space
 from gpudbg.sim.ops.symbols import symbol_kind, symbol_reader
 from gpudbg.sim.ops.mbarrier_ops import shared_offsets
@@ -218,9 +221,7 @@ def _bulk(inst, tc, m: Mods) -> Built:
         m.take("global")
         m.finish()
         return Built(lambda X, idx: None, info={"hint": "prefetch"})
-    if m.take("multicast::cluster"):
-        raise UnsupportedInstruction(".multicast::cluster needs clusters of more than one CTA, "
-                                     "which the simulator does not launch")
+    multicast = m.flag("multicast::cluster")
     spaces = [s for s in inst.modifiers if s in _SPACES]
     for s in spaces:
         m.take(s)
@@ -230,6 +231,12 @@ def _bulk(inst, tc, m: Mods) -> Built:
     ops = list(inst.operands)
     if "L2::cache_hint" in inst.modifiers:
         ops.pop()
+    mask_r = None
+    if multicast:
+        if spaces != ["shared::cluster", "global"] or not tx or len(ops) != 5:
+            raise UnsupportedInstruction(".multicast::cluster is a form of cp.async.bulk.shared::cluster.global"
+                                         ".mbarrier::complete_tx::bytes [dst], [src], size, [mbar], ctaMask")
+        mask_r = tc.reader(ops.pop(), PTX_TYPES["u16"])
     if spaces in (["shared::cluster", "global"], ["shared::cta", "global"]) and tx and len(ops) == 4:
         kind = "g2s"
     elif spaces == ["shared::cluster", "shared::cta"] and tx and len(ops) == 4:
@@ -281,6 +288,10 @@ def _bulk(inst, tc, m: Mods) -> Built:
             except LaneFault as e:
                 raise _relane(e, pos) from None
             sl = np.array(slots, dtype=np.int64)[pos]
+            if mask_r is not None:
+                masks = _lanes(mask_r(X, idx), n, np.int64)[pos]
+                _multicast(X, u, pc, sl, masks, to[pos], np.asarray(moffs, dtype=np.int64)[pos], data)
+                continue
             if kind == "s2g":
                 u.issue(Copy(pc, BULK_GROUP, sl, u.stamps(len(pos)), u.bulk_committed[sl].copy(), False,
                              blocks[pos], to[pos], data))
@@ -290,6 +301,26 @@ def _bulk(inst, tc, m: Mods) -> Built:
     probes = ((src, AccessType.READ, 16),)
     return Built(run, info={"space": "global" if kind == "g2s" else "shared", "async": "bulk",
                             "memory": probes})
+
+
+def _multicast(X, u, pc: int, slots: np.ndarray, masks: np.ndarray, offs: np.ndarray, mbars: np.ndarray,
+               data: np.ndarray) -> None:
+    """.multicast::cluster: each thread's bytes land at the same offset in
+    every block of its cluster that `masks` names, completing on the
+    mbarrier at the same offset there."""
+    from gpudbg.sim import cluster
+    csize = cluster.size(X.cluster_dim)
+    for i, slot in enumerate(slots.tolist()):
+        ranks = [r for r in range(16) if int(masks[i]) >> r & 1]
+        if not ranks or ranks[-1] >= csize:
+            raise LaneFault(CUDBGException.CUDBG_EXCEPTION_CLUSTER_OUT_OF_RANGE_ADDRESS,
+                            f"cp.async.bulk .multicast::cluster ctaMask {int(masks[i]):#x} names no block or a "
+                            f"block outside the cluster of {csize}", i)
+        one = np.array([slot], dtype=np.int64)
+        for r in ranks:
+            seg, off = cluster_ops.resolve(X, one, cluster.join(np.array([r]), offs[i:i + 1]), 16)
+            u.issue(Copy(pc, BULK_MBAR, one, u.stamps(1), None, True, np.asarray(seg, dtype=np.int64),
+                         np.asarray(off, dtype=U64), data[i:i + 1], mbars[i:i + 1]))
 
 
 # ------------------------------------------------------------------ tensor (TMA)
