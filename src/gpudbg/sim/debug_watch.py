@@ -15,8 +15,12 @@ can go stale. Without watches the port's leaders are the plain ones and
 the loop pays one test of an empty set per step; launches without a
 debugger never come here.
 
-Shared and local watches name their block (and thread) by blockIdx and
-threadIdx in one grid, resolved to the wave's segment once per wave.
+Grids run on engine threads of their own, so the instructions that touch
+watched bytes run one at a time (a lock held from the old read to the new
+one): a concurrent grid's write to the same bytes is never mistaken for
+this one's. Shared and local watches name their block (and thread) by
+blockIdx and threadIdx in one grid, resolved to the wave's segment once
+per wave.
 Warp single-steps (sim/debug_stepping.py) run memory instructions through
 here too, so a `next` over a write stops at it. It does not see accesses
 of instructions that declare none (parameter space, tensor-core and
@@ -24,6 +28,7 @@ bulk-copy instructions) nor host-side copies.
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Sequence
 
 import numpy as np
@@ -33,6 +38,7 @@ from gpudbg.debug.watch import DeviceWatch, WatchHit
 from gpudbg.sim import instrument
 from gpudbg.sim.memory.spaces import AccessType, Space
 
+_TOUCH = threading.Lock()    # held around a checked instruction that touches watched bytes
 _SPACE = {MemorySpace.GLOBAL: Space.GLOBAL, MemorySpace.SHARED: Space.SHARED, MemorySpace.LOCAL: Space.LOCAL}
 
 
@@ -165,8 +171,10 @@ def watched_step(ws: WatchSet, run: Any, code: list, leader: np.ndarray, pc: int
         execute_step(X, code, leader, pc, idx)
         return []
     by_id = {w.id: w for w in ws.watches}
-    old = {i: _read(X, by_id[i], owners[i]) for i in touched}
-    execute_step(X, code, leader, pc, idx)
+    with _TOUCH:      # another grid's access to the bytes must not fall between old and new
+        old = {i: _read(X, by_id[i], owners[i]) for i in touched}
+        execute_step(X, code, leader, pc, idx)
+        new = {i: _read(X, by_id[i], owners[i]) for i in touched}
     address = X.program.code_address(pc)
     L = X.layout
 
@@ -180,6 +188,6 @@ def watched_step(ws: WatchSet, run: Any, code: list, leader: np.ndarray, pc: int
         readers = np.unique(np.concatenate([p[0] for p in parts if p[2]] or [np.zeros(0, np.int64)]))
         writers = np.unique(np.concatenate([p[0] for p in parts if p[3]] or [np.zeros(0, np.int64)]))
         hits.append(WatchHit(i, address, lanes_of(uniq), lanes_of(readers), lanes_of(writers),
-                             old[i], _read(X, by_id[i], owners[i]), lane_coords(X, uniq),
+                             old[i], new[i], lane_coords(X, uniq),
                              tuple(int(x) for x in accessed)))
     return hits

@@ -368,3 +368,41 @@ def test_without_watchpoints_the_debugged_loop_has_the_plain_leaders(session):
     assert port.watches is None and port.leaders(prog)[0] is prog.leader
     session.resume(0)
     host.join()
+
+
+TWO = r"""
+extern "C" __global__ void add(int *out, int v) {
+    if (threadIdx.x == 0) atomicAdd(out, v);
+}
+"""
+
+
+def test_two_grids_on_two_streams_each_see_their_own_old_and_new_value(session):
+    from gpudbg.debug.events import EventKind
+    holder = {}
+    bp = session.break_at_kernel("add")
+
+    def host():
+        m = gpudbg.compile(TWO, name="two.cu")
+        d = gpudbg.zeros(1, np.int32)
+        holder["ptr"] = d.ptr
+        s1, s2 = gpudbg.Stream(), gpudbg.Stream()
+        m.add[1, 32](d, 1, stream=s1)
+        m.add[1, 32](d, 10, stream=s2)
+        gpudbg.Device().synchronize()
+        return d.to_host()
+    h = Host(host)
+    stop(session)
+    session.delete_breakpoint(bp)
+    session.watch(holder["ptr"], 4)
+    session.resume(0)
+    steps = {}
+    for _ in range(2):
+        ev = stop(session)
+        (hit,) = ev.watch_hits
+        steps[ev.grid.grid_id] = _int(hit.new) - _int(hit.old)
+        session.resume(0)
+    assert h.join()[0] == 11
+    first, second = sorted(steps)
+    assert (steps[first], steps[second]) == (1, 10)
+    assert session.wait_for({EventKind.STOPPED}, timeout=0.0) is None
