@@ -46,3 +46,11 @@ def test_bad_expressions_are_errors():
     mod = gpudbg.compile(SRC, name_expressions=EXPRS[:1])
     with pytest.raises(gpudbg.GPUError, match="its name expressions are: scale<float, 1>"):
         mod["scale<double, 2>"]
+
+
+def test_name_expressions_of_templated_variables():
+    mod = gpudbg.compile(r'''
+    template <typename T> __device__ T table[4] = {1, 2, 3, 4};
+    __global__ void touch(int *) {}''', name_expressions=["&table<int>", "table<double>"])
+    np.testing.assert_array_equal(mod.get_global("table<int>", np.int32).to_host(), [1, 2, 3, 4])
+    np.testing.assert_array_equal(mod.get_global("table<double>", np.float64).to_host(), [1, 2, 3, 4])

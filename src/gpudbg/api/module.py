@@ -182,7 +182,8 @@ class Module:
             raise TypeError(f"global name must be a str, not {type(name).__name__}")
         self._check_live()
         with on_device(self.device):
-            ptr, size = call(mc.mcModuleGetGlobal, self.handle, name)
+            symbol = self.lowered.get(name) or self.lowered.get("&" + name) or name   # a name expression
+            ptr, size = call(mc.mcModuleGetGlobal, self.handle, symbol)
         dt = np.dtype(dtype)
         if size % dt.itemsize:
             raise ValueError(f"global {name} has {size} bytes, not a whole number of {dt} items")
