@@ -16,7 +16,7 @@ from dapclient import DapClient  # noqa: E402
 ROTATE = str(Path(__file__).resolve().parents[2] / "examples" / "rotate.py")
 STATE = ["threads", "stackTrace", "scopes", "variables", "evaluate", "setVariable", "readMemory", "writeMemory",
          "disassemble", "cuda/focus", "cuda/threads", "source", "exceptionInfo", "setBreakpoints",
-         "setFunctionBreakpoints", "setExceptionBreakpoints"]
+         "setFunctionBreakpoints", "setExceptionBreakpoints", "dataBreakpointInfo", "setDataBreakpoints"]
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,8 @@ specs = st.lists(st.dictionaries(st.sampled_from(["line", "condition", "hitCondi
 keys = st.sampled_from(["threadId", "frameId", "variablesReference", "expression", "context", "name", "value",
                         "memoryReference", "offset", "count", "data", "instructionCount", "instructionOffset",
                         "block", "thread", "lane", "warp", "sm", "device", "kernel", "maxBlocks", "lanes", "start",
-                        "levels", "format", "source", "breakpoints", "filters", "sourceReference", "lines"])
+                        "levels", "format", "source", "breakpoints", "filters", "sourceReference", "lines",
+                        "dataId", "accessType"])
 refs = st.sampled_from(["0x700000001300", "shared:0x0", "local:0x0", "param:0x0", "0x0", "bogus:1", "0x10", "const:0x0"])
 
 

@@ -96,6 +96,9 @@ def test_breakpoint_options_views_variables_and_memory(dap):
                                    "start": 250, "count": 3})["body"]["variables"]
     assert [v["name"] for v in page] == ["[250]", "[251]", "[252]"]
     assert page[0]["evaluateName"] == "(tile)[250]"
+    shared_id = c.request("dataBreakpointInfo", {"variablesReference": local["tile"]["variablesReference"],
+                                                 "name": "[250]"})["body"]
+    assert shared_id["dataId"].startswith("shared:0x3e8:4@") and shared_id["description"].startswith("(tile)[250]")
     star = c.request("variables", {"variablesReference": local["out"]["variablesReference"]})["body"]["variables"]
     assert star[0]["name"] == "*out" and star[0]["type"] == "int"
     hover = c.request("evaluate", {"expression": "blockDim.x * 2", "frameId": frame["id"], "context": "hover",
@@ -179,6 +182,33 @@ def test_a_client_counting_lines_from_zero(dap):
                                     "instructionCount": 1})["body"]["instructions"]
     assert dis[0]["line"] == 6
     c.request("continue", {"threadId": ev["threadId"]})
+    assert c.wait_event("exited")["body"]["exitCode"] == 0
+
+
+def test_data_breakpoints_watch_device_memory(dap):
+    prog = HERE / "programs" / "dapscale_host.py"
+    kernel = HERE / "programs" / "dapscale.cu"
+    marker = next(n for n, t in enumerate(kernel.read_text().splitlines(), 1) if "BREAK" in t)
+    c = dap(str(prog), lambda c: c.request("setBreakpoints", {"source": {"path": str(kernel)},
+                                                              "breakpoints": [{"line": marker}]}))
+    ev = c.wait_event("stopped")["body"]
+    frame = top(c, ev["threadId"])
+    local_scope, _ = scope_vars(c, frame["id"], "Locals")
+    reg = c.request("dataBreakpointInfo", {"variablesReference": local_scope["variablesReference"], "name": "t"})
+    assert reg["body"]["dataId"] is None and "held in a register" in reg["body"]["description"]
+    info = c.request("dataBreakpointInfo", {"name": "out[67]", "frameId": frame["id"]})["body"]
+    assert info["dataId"].split(":")[0] in ("global", "generic") and info["accessTypes"] == ["write", "read", "readWrite"]
+    r = c.request("setDataBreakpoints", {"breakpoints": [{"dataId": info["dataId"], "accessType": "write"},
+                                                         {"dataId": "nope"}]})["body"]["breakpoints"]
+    assert r[0]["verified"] is True and r[1]["verified"] is False and "unknown dataId" in r[1]["message"]
+    c.request("setBreakpoints", {"source": {"path": str(kernel)}, "breakpoints": []})
+    c.request("continue", {"threadId": ev["threadId"]})
+    hit = c.wait_event("stopped")["body"]
+    assert hit["reason"] == "data breakpoint" and hit["hitBreakpointIds"] == [r[0]["id"]]
+    assert hit["description"] == "out[67]: Old value = 0, New value = 202"
+    assert c.request("evaluate", {"expression": "t"})["body"]["result"] == "67"    # the writer has the focus
+    c.request("setDataBreakpoints", {"breakpoints": []})
+    c.request("continue", {"threadId": hit["threadId"]})
     assert c.wait_event("exited")["body"]["exitCode"] == 0
 
 

@@ -95,6 +95,8 @@ class Breakpoints:
         if not isinstance(filters, list) or not isinstance(options, list):
             raise DapError("setExceptionBreakpoints: 'filters' and 'filterOptions' must be lists.")
         filters = list(filters) + [o.get("filterId") for o in options if isinstance(o, dict)]
+        if not all(isinstance(f, str) for f in filters):
+            raise DapError("setExceptionBreakpoints: every filter (and filterId) must be a string.")
         unknown = [f for f in filters if f not in FILTER_KINDS]
         chosen = {f for f in filters if f in FILTER_KINDS}
         self.engine.exception_filters = chosen

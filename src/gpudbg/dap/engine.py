@@ -107,6 +107,7 @@ class Engine:
         self._worker: threading.Thread | None = None
         self.last_stop_body: dict | None = None
         self.stepping = False
+        self.data_bps: Any = None
         self.line_base = 1             # the client's linesStartAt1 / columnsStartAt1 (DAP default: 1)
         self.column_base = 1
         self.terminating = False       # terminate paused the program only to kill it: no stopped event
@@ -267,6 +268,10 @@ class Engine:
                 kinds = {getattr(dbg.user_breakpoints[i], "kind", "") for i in user}
                 reason = StopReason.FUNCTION_BREAKPOINT if kinds == {"kernel"} else StopReason.BREAKPOINT
                 body.update(reason=reason.value, hitBreakpointIds=user)
+        elif ev.reason.value == "watchpoint" and self.data_bps is not None:
+            ids, text = self.data_bps.stop_text(ev)
+            body.update(reason=StopReason.DATA_BREAKPOINT.value, hitBreakpointIds=ids, description=text,
+                        text=text)
         elif ev.reason is DeviceStop.EXCEPTION:
             kind = self.focus_exception() or ev.exception
             title = self.exception_title(kind)

@@ -27,6 +27,7 @@ class StopReason(str, enum.Enum):
 
     BREAKPOINT = "breakpoint"
     FUNCTION_BREAKPOINT = "function breakpoint"
+    DATA_BREAKPOINT = "data breakpoint"
     STEP = "step"
     EXCEPTION = "exception"
     PAUSE = "pause"
@@ -70,7 +71,7 @@ CAPABILITIES: dict[str, Any] = {
     "supportsSingleThreadExecutionRequests": False,
     "supportsRestartRequest": False,
     "supportsStepBack": False,
-    "supportsDataBreakpoints": False,
+    "supportsDataBreakpoints": True,
     "supportsCompletionsRequest": False,
     "supportsModulesRequest": False,
     "supportsDelayedStackTraceLoading": True,

@@ -23,7 +23,7 @@ import sys
 import threading
 from typing import Any, Callable
 
-from . import breakpoints, memory, stack, threads, variables
+from . import breakpoints, data_breakpoints, memory, stack, threads, variables
 from .framing import FramingError, Reader, Writer
 from .output import mark_adapter_thread
 from .protocol import CAPABILITIES, DapError, Sequencer, event, int_arg, response
@@ -49,6 +49,8 @@ class Server:
         self.refs = stack.Handles()
         self.sources = stack.Sources()
         self.bps = breakpoints.Breakpoints(self.engine, self.send_event, self.output)
+        self.data_bps = data_breakpoints.DataBreakpoints(self.engine, self.bps)
+        self.engine.data_bps = self.data_bps
         self.engine.on_resume.append(self._invalidate)
         self.initialized = False
         self.done = threading.Event()
@@ -217,6 +219,12 @@ class Server:
     def set_exception_breakpoints(self, args: dict, after: list) -> dict:
         return self.bps.set_exceptions(args)
 
+    def data_breakpoint_info(self, args: dict, after: list) -> dict:
+        return self.data_bps.info(self.refs, self.frames, args)
+
+    def set_data_breakpoints(self, args: dict, after: list) -> dict:
+        return self.data_bps.set(args)
+
     # ------------------------------------------------------------ execution
     def _run(self, action: Callable[[], None], step: bool, after: list) -> dict:
         self.engine.submit(action, step)
@@ -330,6 +338,8 @@ REQUESTS: dict[str, Callable[[Server, dict, list], Any]] = {
     "setBreakpoints": Server.set_breakpoints,
     "setFunctionBreakpoints": Server.set_function_breakpoints,
     "setExceptionBreakpoints": Server.set_exception_breakpoints,
+    "dataBreakpointInfo": Server.data_breakpoint_info,
+    "setDataBreakpoints": Server.set_data_breakpoints,
     "continue": Server.continue_,
     "next": Server.next,
     "stepIn": Server.step_in,
