@@ -21,7 +21,6 @@ software watchpoints): a watchpoint is an address range, as `watch -l`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
