@@ -1,0 +1,194 @@
+"""Launch rate of an empty kernel: the fixed cost of one launch through the
+`mc*` runtime (mcLaunchKernel) and through the Pythonic layer
+(`mod.k[1, 32]()`), for one block of 32 threads and one of 1 thread, in two
+patterns:
+
+- queued: N launches, then one mcStreamSynchronize / gpudbg.synchronize();
+- synchronous: launch + synchronize each time.
+
+Every check stays on (argument validation, the sanitizer's event interface,
+the debugger's hooks). Beside each figure the same run measures a reference,
+so that a slower or busier machine can be told apart from a slower gpudbg:
+the rate of a Python-level no-op call chain of the same depth as a launch's
+layers (api -> runtime -> engine -> stream -> device, five plain calls) and
+the rate of numpy doing one launch's trivial work (writing 32 int32 thread
+ids into an array). Targets (issue 13 item 5): 20,000 launches/s through
+mc*, 10,000 through the Pythonic layer.
+
+Run: python benchmarks/bench_launch.py [--launches N] [--repeat R] [--profile PATTERN]
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import time
+
+import numpy as np
+
+import gpudbg
+from gpudbg.runtime import mc
+
+EMPTY = ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry empty()\n{\n ret;\n}\n"
+TARGET_MC, TARGET_API = 20_000, 10_000
+S = mc.mcError_t.mcSuccess if hasattr(mc, "mcError_t") else 0
+
+
+def rate(fn, n: int, repeat: int) -> tuple[float, float]:
+    """Launches per second (wall clock) and process CPU microseconds per
+    launch (all threads: the host's and the GPU's), each the best of
+    `repeat` runs of fn(n). On a shared, loaded machine the CPU figure is
+    the steadier one: wall time also counts the other processes' turns."""
+    best, best_cpu = float("inf"), float("inf")
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        fn(n)
+        best = min(best, time.perf_counter() - t)
+        best_cpu = min(best_cpu, time.process_time() - c)
+    return n / best, best_cpu / n * 1e6
+
+
+def _mc_kernel():
+    err, mod = mc.mcModuleLoadData(EMPTY)
+    assert err == 0, err
+    err, f = mc.mcModuleGetFunction(mod, "empty")
+    assert err == 0, err
+    return f
+
+
+def mc_queued(f, block: int):
+    def run(n: int) -> None:
+        for _ in range(n):
+            if mc.mcLaunchKernel(f, 1, block, [], 0, None)[0] != 0:
+                raise RuntimeError("launch failed")
+        assert mc.mcStreamSynchronize(None)[0] == 0
+    return run
+
+
+def mc_sync(f, block: int):
+    def run(n: int) -> None:
+        for _ in range(n):
+            if mc.mcLaunchKernel(f, 1, block, [], 0, None)[0] != 0:
+                raise RuntimeError("launch failed")
+            assert mc.mcStreamSynchronize(None)[0] == 0
+    return run
+
+
+def api_queued(k, block: int):
+    def run(n: int) -> None:
+        launch = k[1, block]
+        for _ in range(n):
+            launch()
+        gpudbg.synchronize()
+    return run
+
+
+def api_sync(k, block: int):
+    def run(n: int) -> None:
+        launch = k[1, block]
+        for _ in range(n):
+            launch()
+            gpudbg.synchronize()
+    return run
+
+
+# ------------------------------------------------------------------ references
+
+def _l5(x):
+    return x
+
+
+def _l4(x):
+    return _l5(x)
+
+
+def _l3(x):
+    return _l4(x)
+
+
+def _l2(x):
+    return _l3(x)
+
+
+def _l1(x):
+    return _l2(x)
+
+
+def ref_calls(n: int) -> None:
+    for i in range(n):
+        _l1(i)
+
+
+_IDS = np.empty(32, np.int32)
+
+
+def ref_numpy(n: int) -> None:
+    for _ in range(n):
+        np.copyto(_IDS, np.arange(32, dtype=np.int32))
+
+
+_DEVICE_PROFILES: list[cProfile.Profile] = []
+
+
+def profile_device_threads() -> None:
+    """Run every GPU thread started from now on (the front end and the
+    engines, sim/engines.py) under its own cProfile, so that a profile
+    shows where the device side of a launch goes too."""
+    from gpudbg.sim import engines
+    original = engines.DeviceThreads._main
+
+    def profiled_main(self) -> None:
+        prof = cProfile.Profile()
+        _DEVICE_PROFILES.append(prof)
+        prof.runcall(original, self)
+    engines.DeviceThreads._main = profiled_main
+
+
+def profile(run, n: int) -> None:
+    """cProfile the host thread and the device threads, merged; the device
+    threads' counts include the warm-up launches."""
+    host = cProfile.Profile()
+    host.runcall(run, n)
+    stats = pstats.Stats(host)
+    for p in _DEVICE_PROFILES:
+        p.create_stats()
+        stats.add(p)
+    print(f"host thread + {len(_DEVICE_PROFILES)} device threads")
+    stats.sort_stats("cumulative").print_stats(70)
+    stats.sort_stats("tottime").print_stats(40)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--launches", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", choices=["mc_queued", "mc_sync", "api_queued", "api_sync"],
+                    help="cProfile one pattern (block of 32) instead of timing all")
+    a = ap.parse_args()
+    if a.profile:
+        profile_device_threads()
+    f = _mc_kernel()
+    k = gpudbg.Module.from_ptx(EMPTY, "bench_launch.ptx").empty
+    patterns = {"mc_queued": lambda b: mc_queued(f, b), "mc_sync": lambda b: mc_sync(f, b),
+                "api_queued": lambda b: api_queued(k, b), "api_sync": lambda b: api_sync(k, b)}
+    for p in patterns.values():                       # warm every cache once, untimed
+        p(32)(10)
+        p(1)(10)
+    if a.profile:
+        profile(patterns[a.profile](32), a.launches)
+        return
+    n = a.launches
+    (calls, calls_cpu), (npy, npy_cpu) = rate(ref_calls, n * 10, a.repeat), rate(ref_numpy, n * 10, a.repeat)
+    print(f"reference: 5-deep Python no-op call chain {calls:,.0f}/s ({calls_cpu:.2f} us CPU each); "
+          f"numpy arange(32)+copyto {npy:,.0f}/s ({npy_cpu:.2f} us CPU each)")
+    for name, make in patterns.items():
+        target = TARGET_MC if name.startswith("mc") else TARGET_API
+        for block in (32, 1):
+            r, cpu = rate(make(block), n, a.repeat)
+            print(f"{name:10s} block {block:2d}: {r:9,.0f} launches/s, {cpu:7.1f} us CPU/launch "
+                  f"(= {1e6 / cpu:7,.0f}/s on an idle core; target {target:,}; "
+                  f"{npy / r:6.1f}x slower than the numpy reference)")
+
+
+if __name__ == "__main__":
+    main()
