@@ -231,6 +231,15 @@ def test_stepping_a_warp_in_and_out_of_a_device_function(dap):
     assert [(f["name"].split("(")[0], f["line"]) for f in st["stackFrames"]] == [
         ("helper", line["HELPER"]), ("caller<<<", line["CALL"])]
     assert st["stackFrames"][0]["name"] == "helper(a=0)"
+    helper_frame, caller_frame = st["stackFrames"]
+    assert scope_vars(c, helper_frame["id"], "Locals")[1]["a"]["value"] == "0"
+    caller_scope, caller_locals = scope_vars(c, caller_frame["id"], "Locals")      # the caller's own variables
+    assert caller_locals["t"]["value"] == "0" and "a" not in caller_locals
+    c.request("setVariable", {"variablesReference": caller_scope["variablesReference"], "name": "t", "value": "5"})
+    assert c.request("evaluate", {"expression": "t", "frameId": caller_frame["id"]})["body"]["result"] == "5"
+    c.request("setVariable", {"variablesReference": caller_scope["variablesReference"], "name": "t", "value": "0"})
+    regs = scope_vars(c, caller_frame["id"], "Registers")[1]
+    assert int(regs["pc"]["value"], 16) == int(caller_frame["instructionPointerReference"], 16)
     st = step("stepOut")
     assert len(st["stackFrames"]) == 1 and st["stackFrames"][0]["line"] == line["CALL"]
     assert "outermost frame" in c.request("stepOut", {"threadId": tid}, ok=False)["message"]

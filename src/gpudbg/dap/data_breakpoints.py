@@ -61,7 +61,7 @@ class DataBreakpoints:
             else:
                 f = dbg.need_focus()
                 key = FrameKey(f.dev, f.sm, f.wp, f.ln, 0)
-        ctx = LaneContext(dbg.session, key.dev, key.sm, key.wp, key.ln, dbg.store)
+        ctx = LaneContext(dbg.session, key.dev, key.sm, key.wp, key.ln, dbg.store, frame=key.level)
         try:
             value = evaluate(expr, ctx)
         except _debug_errors() as e:

@@ -15,8 +15,9 @@ Scopes: Locals (DWARF variables at the pc, or the kernel's PTX
 parameters without -G), Registers (the lane's PTX registers), Shared
 memory (__shared__ variables and the block's raw shared window) and
 Built-ins (threadIdx, blockIdx, blockDim, gridDim, warpSize, and the
-lane's physical coordinates). Only frame #0 has locals (the CLI's frame
-model reads no caller variables).
+lane's physical coordinates). A caller's frame shows its own locals and
+registers as its activation sees them (the Session's frame state), and
+evaluate/setVariable with its frameId work there, as after `up` in the CLI.
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ SHARED_WORDS_MAX = 1 << 16        # the raw shared window shown, in 4-byte words
 
 def _ctx(engine: Any, key: FrameKey):
     from gpudbg.cli.debugger.context import LaneContext
-    return LaneContext(engine.dbg.session, key.dev, key.sm, key.wp, key.ln, engine.dbg.store)
+    return LaneContext(engine.dbg.session, key.dev, key.sm, key.wp, key.ln, engine.dbg.store, frame=key.level)
 
 
 def _fmt(args: dict) -> str | None:
@@ -154,17 +155,17 @@ def memory_reference(address: int, space: Any) -> str:
 class LocalsNode(Node):
     def items(self, engine: Any, args: dict, refs: Handles) -> list[dict]:
         from gpudbg.cli.debugger.frames import ptx_kernel_args, safe
-        if self.key.level != 0:
-            return []
         s, ctx, fmt = engine.dbg.session, _ctx(engine, self.key), _fmt(args)
         k = self.key
-        visible = safe(s.variables, k.dev, k.sm, k.wp, k.ln, default=None) or []
+        visible = safe(s.variables, k.dev, k.sm, k.wp, k.ln, k.level, default=None) or []
         chosen = [v for v in visible if v.depth >= 0 and not v.shadowed]
-        if not chosen:
+        if not chosen:                  # no -G: the kernel frame's PTX parameters, from the launch
             warp = s.warp(k.dev, k.sm, k.wp)
             grid = safe(s.grid, k.dev, warp.grid_id)
+            stack = safe(s.frames, k.dev, k.sm, k.wp, k.ln, default=None) or []
+            in_kernel = grid is not None and k.level < len(stack) and stack[k.level].function == grid.kernel
             return [{"name": n, "value": text, "variablesReference": 0, "presentationHint": {"attributes": ["readOnly"]}}
-                    for n, text in (ptx_kernel_args(s, k.dev, grid) if grid is not None else [])]
+                    for n, text in (ptx_kernel_args(s, k.dev, grid) if in_kernel else [])]
         out = []
         for v in sorted(chosen, key=lambda v: (not v.variable.is_parameter, v.depth)):
             value = ctx.variable(v.name)
@@ -184,11 +185,16 @@ class RegistersNode(Node):
         from gpudbg.cli.debugger.values import Value
         k = self.key
         s = engine.dbg.session
-        lane = s.warp(k.dev, k.sm, k.wp).lane(k.ln)
-        out = [{"name": "pc", "value": f"0x{lane.pc:x}", "variablesReference": 0, "evaluateName": "$pc",
-                "memoryReference": f"0x{lane.pc:x}", "presentationHint": {"attributes": ["readOnly"]}}]
+        if k.level:                     # a caller's registers as its activation sees them
+            pc = s.frames(k.dev, k.sm, k.wp, k.ln)[k.level].pc
+            regs = s.frame_registers(k.dev, k.sm, k.wp, k.ln, k.level)
+        else:
+            pc = s.warp(k.dev, k.sm, k.wp).lane(k.ln).pc
+            regs = s.registers(k.dev, k.sm, k.wp, k.ln)
+        out = [{"name": "pc", "value": f"0x{pc:x}", "variablesReference": 0, "evaluateName": "$pc",
+                "memoryReference": f"0x{pc:x}", "presentationHint": {"attributes": ["readOnly"]}}]
         fmt = _fmt(args)
-        for r in s.registers(k.dev, k.sm, k.wp, k.ln):
+        for r in regs:
             name = r.name.lstrip("%")
             try:
                 text = format_value(Value.from_numpy(r.value), fmt)
@@ -212,7 +218,7 @@ class SharedNode(Node):
         k = self.key
         s, ctx, fmt = engine.dbg.session, _ctx(engine, self.key), _fmt(args)
         out = []
-        visible = safe(s.variables, k.dev, k.sm, k.wp, k.ln, default=None) or []
+        visible = safe(s.variables, k.dev, k.sm, k.wp, k.ln, k.level, default=None) or []
         for v in visible:
             loc = v.location
             space = getattr(getattr(loc, "space", None), "value", None)
