@@ -4,9 +4,10 @@ product per warp, vectorised over warps.
 
 The model, which is what the tests' numpy reference computes too:
 - Element decoding: .f16 and .bf16 widen exactly; .tf32 operands are the
-  32-bit registers with their low 13 mantissa bits ignored (truncation, as
-  the A100 tensor cores do; programs convert with cvt.rna.tf32.f32 first
-  when they want rounding); .s8/.u8 are exact integers.
+  32-bit registers with their low 13 mantissa bits ignored (truncation,
+  which is what measurements of A100 tensor cores report; programs that
+  want rounding convert first with cvt.rna.tf32.f32, i.e.
+  wmma::__float_to_tf32); .s8/.u8 are exact integers.
 - Floating multiplicands with an .f32 (or .f16) accumulator: every product
   a[i,k]*b[k,j] is exact (at most 11x11 significand bits, computed in f64),
   and the sum runs in k order from C, each step rounded to f32 to nearest
