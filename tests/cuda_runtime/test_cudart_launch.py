@@ -147,7 +147,12 @@ def test_launch_kernel_ex_cooperative(program):
     np.testing.assert_array_equal(c, a + b)
     struct.pack_into("<I", attrs, 0, 4)              # a 2x1x1 cluster
     struct.pack_into("<3I", attrs, 8, 2, 1, 1)
-    assert rt.cudaLaunchKernelExC(addr(cfg), program.stub("vecadd"), args.address) == 801
+    check(rt.cudaMemset(dc, 0, a.nbytes))
+    check(rt.cudaLaunchKernelExC(addr(cfg), program.stub("vecadd"), args.address))
+    check(rt.cudaMemcpy(c.ctypes.data, dc, c.nbytes, D2H))
+    np.testing.assert_array_equal(c, a + b)
+    struct.pack_into("<3I", attrs, 8, 3, 1, 1)       # 3 does not divide the 4 blocks
+    assert rt.cudaLaunchKernelExC(addr(cfg), program.stub("vecadd"), args.address) == 912
 
 
 def test_unregister_forgets_the_stubs(fresh):
