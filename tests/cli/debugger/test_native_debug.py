@@ -179,9 +179,8 @@ def test_ctrl_c_interrupts_a_running_kernel(tmp_path):
             seen += os.read(p.stdout.fileno(), 4096) or b"!"
         p.stdin.write(b"run\n")
         p.stdin.flush()
-        while b"Starting program" not in seen and time.monotonic() < deadline:
+        while b"spinning" not in seen and time.monotonic() < deadline:   # the kernel runs
             seen += os.read(p.stdout.fileno(), 4096) or b"!"
-        time.sleep(1.5)                       # the kernel is spinning by now
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(b"info cuda kernels\nkill\n", timeout=60)
     finally:
@@ -189,8 +188,9 @@ def test_ctrl_c_interrupts_a_running_kernel(tmp_path):
             p.kill()
     text = (seen + out).decode()
     assert 'Thread 1 "spin" received signal SIGINT, Interrupt.' in text, text + err.decode()
-    assert re.search(r"in spin<<<\(1,1,1\),\(32,1,1\)>>> \(flag=\(volatile int \*\) 0x[0-9a-f]+\) at "
+    assert re.search(r"in spin<<<\(1,1,1\),\(32,1,1\)>>> \(flag=\(volatile int \*\) 0x[0-9a-f]+, "
+                     r"started=\(volatile int \*\) 0x[0-9a-f]+\) at "
                      rf"\S*spin\.cu:{line_of(PROGRAMS / 'spin.cu', '// SPIN')}", text)
-    assert re.search(r"^\*\s+0 .* Active .*spin\(flag=0x[0-9a-f]+\)$", text, re.M)
+    assert re.search(r"^\*\s+0 .* Active .*spin\(flag=0x[0-9a-f]+, started=0x[0-9a-f]+\)$", text, re.M)
     assert re.search(r"\[Inferior 1 \(process \d+\) killed\]", text) and "synchronize" not in text
     assert p.returncode == 128 + signal.SIGKILL
