@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gpudbg.ptx import ir
+from gpudbg.ptx.regalloc import function_pressures, register_count
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.launch_limits import MAX_LOCAL_PER_THREAD
 from gpudbg.sim.memory import AllocationKind
@@ -113,9 +114,10 @@ def load_module(gpu, module: ir.Module) -> LoadedModule:
     loaded = LoadedModule(gpu, module, program, {}, {n: (symbols[n], sizes[n]) for n in symbols},
                           allocations, code)
     try:
+        pressures = function_pressures(module)
         for f in module.functions.values():
             if f.kind == "entry" and f.body is not None:
-                loaded.functions[f.name] = _describe_kernel(gpu, loaded, f)
+                loaded.functions[f.name] = _describe_kernel(gpu, loaded, f, pressures)
     except Exception:
         loaded.unload()
         raise
@@ -164,7 +166,7 @@ def _initializer_bytes(v: ir.VariableDecl, program: Program, size: int) -> bytes
     return bytes(out)
 
 
-def _describe_kernel(gpu, loaded: LoadedModule, f: ir.Function) -> KernelFunction:
+def _describe_kernel(gpu, loaded: LoadedModule, f: ir.Function, pressures: dict) -> KernelFunction:
     program = loaded.program
     params = []
     off = 0
@@ -177,7 +179,9 @@ def _describe_kernel(gpu, loaded: LoadedModule, f: ir.Function) -> KernelFunctio
         off += size
     reach = program.reachable(f.name)
     layout, static = _shared_layout(program, reach)
-    regs = _register_estimate(program, reach)
+    # what ptxas would allocate (liveness over the kernel and its callees),
+    # not the PTX's declared virtual registers: occupancy depends on it
+    regs = register_count(loaded.ir, f.name, pressures)
     model = gpu.model
     max_threads = model.max_threads_per_block
     limit_regs = model.registers_per_sm // max(regs, 1)
@@ -237,15 +241,3 @@ def _symbols_in(operands):
             yield from _symbols_in(o.elements)
         elif isinstance(o, ir.ImageOperand):
             yield from _symbols_in((o.handle, o.sampler, o.coords))
-
-
-def _register_estimate(program: Program, reach: set[str]) -> int:
-    """ptxas allocates physical registers we cannot know; estimate them as
-    the 32-bit words of the declared virtual registers of the deepest
-    function, bounded to the hardware's 16..255 range."""
-    best = 0
-    for fname in reach:
-        fn = program.functions[fname].ir
-        words = sum((PTX_TYPES[d.type].bits + 31) // 32 for d in fn.registers.values() if d.type != "pred")
-        best = max(best, words)
-    return int(min(255, max(16, best)))

@@ -1,0 +1,534 @@
+"""Per-thread register counts like ptxas's ("Used N registers"), computed
+from the PTX of a kernel and everything it calls.
+
+PTX registers are virtual and SSA-like: a tiled matmul declares ~150 words
+where ptxas allocates 32, so occupancy from declarations is wrong. The one
+idea: the physical registers a kernel needs are its register *pressure*,
+the most 32-bit words simultaneously live at any point of its control flow
+graph (backward liveness over the CFG, predicates excluded: they live in
+the separate P file), allocated from R0 upward the way the Ampere ABI lays
+the file out (R1 is the stack pointer, 64-bit values take even-aligned
+pairs, 128-bit values aligned quads), plus:
+
+* values ptxas keeps in the constant bank or as immediates (kernel
+  parameters, `cvta.to.global` of them, `%ntid`/`%nctaid`, symbol
+  addresses, literals) occupy a register only at a use that needs one (an
+  address base, a stored value), not over their whole range;
+* a call through the ABI (a `.func` ptxas keeps out of line, `vprintf`,
+  an indirect call) needs the caller's values live across it plus the
+  callee's own registers, and never fewer than the ABI's floor;
+* instructions ptxas expands into multi-instruction sequences or
+  subroutines (IEEE division, square root, 64-bit integer division) need
+  the temporaries of their expansion (`EXPANSION_TEMPS`, measured from
+  ptxas).
+
+It deliberately does not model ptxas's scheduler (which hoists loads and
+so raises pressure), rematerialisation of ordinary arithmetic, or
+spilling: the count is clamped to the architecture's 255 and a kernel's
+`.maxnreg`, as ptxas clamps and spills. Pure analysis of the IR: nothing
+here executes or imports the simulator.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import ir
+
+#: Registers ptxas reports beyond R0..Rmax: the empty kernel reports 4
+#: (R0, R1 the stack pointer, and two the reported count always includes).
+REPORTED_OVERHEAD = 2
+#: R0 and R1 (stack pointer) exist in every kernel.
+BASE_REGISTERS = 2
+#: Fewest registers a kernel containing an ABI call reports (the ABI's
+#: argument/return and callee-saved ranges up to R21, as ptxas -v shows
+#: for any kernel calling vprintf, __assertfail or a noinline function).
+ABI_CALL_FLOOR = 24
+MAX_REGISTERS = 255
+#: Up to this many registers per thread an SM still holds its full 2048
+#: threads (65536 / 2048 on sm_80 and sm_90): the count cannot limit
+#: occupancy. Above it, it does, and an estimate below ptxas's would let
+#: the simulated GPU place more blocks per SM than a real one; so there
+#: the estimate gets OCCUPANCY_MARGIN on top (measured: with it, no kernel
+#: of the corpus gets more blocks per SM than its ptxas count allows).
+FULL_OCCUPANCY_REGISTERS = 32
+OCCUPANCY_MARGIN = 0.10
+#: ptxas does not hand a register freed by an instruction to a value of
+#: one of the next few SASS instructions (it spreads values over the file
+#: while it is not short of registers): a freed register stays taken this
+#: many instructions. Fitted to ptxas -v over the corpus.
+REUSE_DISTANCE = 3
+#: How many instructions earlier ptxas's scheduler issues a load, texture
+#: fetch or shuffle than the PTX has it (dependencies permitting). Fitted.
+HOIST_WINDOW = 16
+
+#: Extra 32-bit temporaries live during the SASS expansion of an
+#: instruction, keyed by (opcode, first rounding/approx modifier or "",
+#: type). Measured with `ptxas -arch=sm_80 -v` on one-instruction kernels
+#: (the count minus that of the same kernel with a `mul`).
+EXPANSION_TEMPS: dict[tuple[str, str], int] = {
+    ("div", "f32"): 4, ("div", "f64"): 10, ("rcp", "f32"): 3, ("rcp", "f64"): 2,
+    ("sqrt", "f32"): 0, ("sqrt", "f64"): 6, ("rsqrt", "f64"): 2,
+    ("div", "s64"): 10, ("div", "u64"): 10, ("rem", "s64"): 6, ("rem", "u64"): 6,
+    ("div", "s32"): 2, ("div", "u32"): 2, ("rem", "s32"): 2, ("rem", "u32"): 2,
+}
+_APPROX = frozenset({"approx", "full"})
+
+#: Opcodes whose first operand is never a destination.
+_NO_DEST = frozenset({
+    "st", "red", "bar", "barrier", "bra", "brx", "call", "ret", "exit", "trap", "prefetch",
+    "prefetchu", "cp", "membar", "fence", "sust", "sured", "nanosleep", "griddepcontrol",
+    "setmaxnreg", "pmevent", "discard", "applypriority", "stmatrix", "brkpt", "cp.async",
+    "st.async", "red.async", "tensormap", "multimem.st", "multimem.red",
+})
+_CONST_SPECIALS = frozenset({"%ntid", "%nctaid", "%nclusterid", "%cluster_nctaid", "%cluster_nctarank",
+                             "%nsmid", "%nwarpid", "%dynamic_smem_size", "%total_smem_size"})
+#: Arithmetic ptxas folds or recomputes when all its inputs are constants
+#: (a parameter plus an offset becomes an address immediate).
+_CONST_FOLDABLE = frozenset({"mov", "cvta", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
+                             "cvt", "neg", "not"})
+_WORDS = {8: 1, 16: 1, 32: 1, 64: 2, 128: 4}
+
+
+def _type_words(type_name: str, vector: int | None) -> int:
+    if type_name == "pred":
+        return 0
+    bits = int("".join(ch for ch in type_name if ch.isdigit()) or 32)
+    if type_name.endswith("x2"):
+        bits = bits * 2
+    return _WORDS.get(bits, max(1, bits // 32)) * (vector or 1)
+
+
+def _regs(o) -> list[str]:
+    if isinstance(o, ir.Register):
+        return [o.name]
+    if isinstance(o, ir.Address):
+        return [o.base.name] if isinstance(o.base, ir.Register) else []
+    if isinstance(o, ir.Vector):
+        return [n for e in o.elements for n in _regs(e)]
+    if isinstance(o, ir.Negated):
+        return _regs(o.operand)
+    if isinstance(o, ir.PredicatePair):
+        return _regs(o.first) + _regs(o.second)
+    if isinstance(o, ir.CallTarget):
+        return _regs(o.target) + [n for a in o.args for n in _regs(a)]
+    return []
+
+
+def split_operands(inst: ir.Instruction) -> tuple[list[str], list[str]]:
+    """(destination registers, source registers) of one instruction: the
+    first operand is the destination unless the opcode writes none or it
+    is a memory operand (`st [a], v`; `mbarrier.init [a], n`)."""
+    ops = inst.operands
+    if not ops:
+        return [], []
+    if inst.opcode == "bar" and "red" in inst.modifiers or inst.opcode == "barrier" and "red" in inst.modifiers:
+        return _regs(ops[0]), [n for o in ops[1:] for n in _regs(o)]
+    first = ops[0]
+    if (inst.opcode in _NO_DEST or isinstance(first, (ir.Address, ir.Immediate, ir.CallTarget))
+            or inst.opcode == "wmma" and "store" in inst.modifiers):
+        return [], [n for o in ops for n in _regs(o)]
+    return _regs(first), [n for o in ops[1:] for n in _regs(o)]
+
+
+_TERMINATORS = frozenset({"bra", "brx", "ret", "exit", "trap"})
+_READS = frozenset({"ld", "ldu", "tex", "tld4", "suld", "ldmatrix", "txq", "suq"})
+_WRITES = frozenset({"st", "red", "atom", "sust", "sured", "stmatrix", "cp", "mbarrier", "prefetch",
+                     "cp.async", "st.async", "red.async"})
+_FENCES = frozenset({"bar", "barrier", "membar", "fence", "call", "nanosleep", "griddepcontrol",
+                     "setmaxnreg", "elect", "brkpt", "pmevent"})
+_ORDERED_SPECIALS = frozenset({"%clock", "%clock64", "%globaltimer", "%globaltimer_lo", "%globaltimer_hi"})
+
+
+def _memory_role(inst: ir.Instruction) -> str:
+    """'read', 'write', 'fence' or '' (no memory ordering)."""
+    op = inst.opcode
+    if op in _FENCES or any(isinstance(o, ir.SpecialRegister) and o.name in _ORDERED_SPECIALS
+                            for o in inst.operands):
+        return "fence"
+    if op == "wmma":
+        return "write" if "store" in inst.modifiers else "read" if "load" in inst.modifiers else ""
+    if op in _WRITES:
+        return "write"
+    if op in _READS:
+        if op in ("ld", "ldu") and ("param" in inst.modifiers or "const" in inst.modifiers):
+            return ""
+        return "read"
+    return ""
+
+
+def _long_latency(inst: ir.Instruction) -> bool:
+    """Instructions whose result comes back late (memory, texture, warp
+    shuffles), the ones ptxas's scheduler issues early."""
+    op = inst.opcode
+    if op in ("ld", "ldu"):
+        return "param" not in inst.modifiers
+    return op in ("tex", "tld4", "suld", "ldmatrix", "shfl", "atom") or op == "wmma" and "load" in inst.modifiers
+
+
+def schedule_block(insts: list[ir.Instruction],
+                   vanishes: "Callable[[ir.Instruction], bool]" = lambda inst: False) -> list[ir.Instruction]:
+    """The order ptxas's scheduler gives a basic block, approximately:
+    long-latency instructions (loads, texture fetches, shuffles) move up
+    to HOIST_WINDOW SASS instructions earlier (instructions that `vanishes`
+    leave no SASS behind and do not count), never above an instruction they
+    depend on (an operand's producer, a store or barrier for a load); the
+    rest keep their order. Issuing loads early is what makes ptxas's
+    register use exceed the PTX order's pressure. The block's terminator
+    stays last."""
+    if len(insts) < 3:
+        return list(insts)
+    body = insts[:-1] if insts[-1].opcode in _TERMINATORS else insts
+    tail = insts[len(body):]
+    key = [0.0] * len(body)
+    producer: dict[str, float] = {}    # register -> key of its last writer
+    readers: dict[str, float] = {}     # register -> highest key of a reader since its last write
+    last_write = -1e9                  # key of the last write/fence
+    reads_since = -1e9                 # highest key of a read since then
+    eps = 1.0 / (4 * len(body) + 4)
+    sass = 0
+    highest = -1e9                     # the largest key so far (a fence follows everything)
+    for i, inst in enumerate(body):
+        free = vanishes(inst)       # constants and copies: only their operands hold them back
+        if not free:
+            sass += 1
+        dests, srcs = split_operands(inst)
+        if inst.guard is not None:
+            srcs = srcs + [inst.guard.name]
+        k = -1e9 if free else float(sass - HOIST_WINDOW) if _long_latency(inst) else float(sass) + i * eps / 2
+        for r in srcs:
+            k = max(k, producer.get(r, -1e9) + eps)
+        for r in dests:
+            k = max(k, producer.get(r, -1e9) + eps, readers.get(r, -1e9) + eps)
+        role = _memory_role(inst)
+        if role == "read":
+            k = max(k, last_write + eps)
+            reads_since = max(reads_since, k)
+        elif role in ("write", "fence"):
+            k = max(k, last_write + eps, reads_since + eps)
+            if role == "fence":
+                k = max(k, highest + eps)
+            last_write = k
+            reads_since = -1e9
+        key[i] = k
+        highest = max(highest, k)
+        for r in srcs:
+            readers[r] = max(readers.get(r, -1e9), k)
+        for r in dests:
+            producer[r] = k
+            readers.pop(r, None)
+    order = sorted(range(len(body)), key=lambda j: (key[j], j))
+    return [body[j] for j in order] + tail
+
+
+@dataclass
+class FunctionPressure:
+    """What one function needs: `pressure` words live at its worst point
+    (callees excluded), `calls` the (callee or None, words live across)
+    of each call, `abi_calls` whether ptxas keeps a call out of line."""
+
+    name: str
+    pressure: int
+    calls: list[tuple[str | None, int]] = field(default_factory=list)
+    peak: ir.Instruction | None = None     # where the pressure is highest
+
+
+class _Function:
+    def __init__(self, fn: ir.Function, module: ir.Module) -> None:
+        self.fn = fn
+        self.module = module
+        blocks: list[list[ir.Instruction]] = [[]]
+        block_labels: list[list[str]] = [[]]
+        for s in fn.body or []:
+            if isinstance(s, ir.Label):
+                if blocks[-1]:
+                    blocks.append([])
+                    block_labels.append([])
+                block_labels[-1].append(s.name)
+            else:
+                blocks[-1].append(s)
+                if s.opcode in _TERMINATORS:
+                    blocks.append([])
+                    block_labels.append([])
+        self.words: dict[str, int] = {n: _type_words(d.type, d.vector) for n, d in fn.registers.items()}
+        self.insts: list[ir.Instruction] = [i for b in blocks for i in b]
+        self.remat = self._rematerialisable()       # order-independent: computed before scheduling
+        self.alias = self._offset_aliases()
+        self.insts = []
+        self.labels: dict[str, int] = {}
+        self.block_of: list[int] = []
+        for b, (insts, names) in enumerate(zip(blocks, block_labels)):
+            for name in names:
+                self.labels[name] = len(self.insts)
+            self.insts += schedule_block(insts, self._vanishes)
+            self.block_of += [b] * len(insts)
+
+    def _rematerialisable(self) -> set[str]:
+        """Registers whose every definition is a value ptxas encodes as a
+        constant-bank or immediate operand, so the register exists only at
+        a use that needs one."""
+        entry = self.fn.kind == "entry"
+        defs: dict[str, list[ir.Instruction]] = {}
+        for inst in self.insts:
+            for d in split_operands(inst)[0]:
+                defs.setdefault(d, []).append(inst)
+        remat: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for reg, ds in defs.items():
+                if reg in remat or self.words.get(reg, 0) == 0:
+                    continue
+                if all(self._const_def(i, entry, remat) for i in ds):
+                    remat.add(reg)
+                    changed = True
+        return remat
+
+    def _offset_aliases(self) -> dict[str, str]:
+        """64-bit values defined once as `base + constant` (the addresses of
+        an unrolled loop's elements): ptxas folds the constant into the
+        memory instruction's offset and keeps only the base, so each is an
+        alias of its base for liveness."""
+        defs: dict[str, int] = {}
+        for inst in self.insts:
+            for d in split_operands(inst)[0]:
+                defs[d] = defs.get(d, 0) + 1
+        alias: dict[str, str] = {}
+        for inst in self.insts:
+            if inst.opcode not in ("add", "sub") or inst.guard is not None or len(inst.operands) != 3:
+                continue
+            dst, a, b = inst.operands
+            if not (isinstance(dst, ir.Register) and isinstance(a, ir.Register) and isinstance(b, ir.Immediate)):
+                continue
+            if self.words.get(dst.name) != 2 or defs.get(dst.name) != 1 or defs.get(a.name, 0) > 1:
+                continue
+            if dst.name in self.remat or a.name in self.remat:
+                continue
+            alias[dst.name] = alias.get(a.name, a.name)
+        return alias
+
+    @staticmethod
+    def _const_def(inst: ir.Instruction, entry: bool, remat: set[str]) -> bool:
+        if inst.guard is not None or len(inst.operands) < 2:
+            return False
+        srcs = inst.operands[1:]
+        if inst.opcode == "ld":
+            # a kernel parameter or a constant at a fixed address is a
+            # constant-bank operand (c[bank][offset]) in SASS
+            src = srcs[0]
+            fixed = len(srcs) == 1 and isinstance(src, ir.Address) and isinstance(src.base, ir.Symbol)
+            return fixed and ("param" in inst.modifiers and entry or "const" in inst.modifiers)
+        if inst.opcode not in _CONST_FOLDABLE:
+            return False
+        for o in srcs:
+            if isinstance(o, (ir.Immediate, ir.Symbol)):
+                continue
+            if isinstance(o, ir.SpecialRegister) and o.name in _CONST_SPECIALS:
+                continue
+            if isinstance(o, ir.Register) and o.name in remat:
+                continue
+            return False
+        return True
+
+    def _successors(self) -> list[list[int]]:
+        n = len(self.insts)
+        out = []
+        for i, inst in enumerate(self.insts):
+            guarded = inst.guard is not None
+            if inst.opcode == "bra":
+                tgt = [self.labels[o.name] for o in inst.operands if isinstance(o, ir.LabelRef) and o.name in self.labels]
+                nxt = tgt + ([i + 1] if guarded or not tgt else [])
+            elif inst.opcode == "brx":
+                names: list[str] = []
+                for o in inst.operands:
+                    if isinstance(o, ir.LabelRef):
+                        names += list(self.fn.branchtargets.get(o.name, (o.name,)))
+                nxt = [self.labels[x] for x in names if x in self.labels] + ([i + 1] if guarded else [])
+            elif inst.opcode in ("ret", "exit", "trap"):
+                nxt = [i + 1] if guarded else []
+            else:
+                nxt = [i + 1]
+            out.append([j for j in nxt if j < n])
+        return out
+
+    def analyse(self) -> FunctionPressure:
+        """Backward liveness over the CFG with one bit per (non-constant)
+        register; pressure is the words of the live set at every point,
+        plus constant values materialised for the instruction, plus its
+        expansion's temporaries."""
+        names = [r for r in self.words if self.words[r] and r not in self.remat and r not in self.alias]
+        bit = {r: 1 << k for k, r in enumerate(names)}
+        masks: dict[int, int] = {}
+        for r in names:
+            masks[self.words[r]] = masks.get(self.words[r], 0) | bit[r]
+        n = len(self.insts)
+        use = [0] * n
+        kill = [0] * n
+        extra = [0] * n
+        for i, inst in enumerate(self.insts):
+            dests, srcs = split_operands(inst)
+            u = 0
+            for s in srcs:
+                u |= bit.get(self.alias.get(s, s), 0)
+            if inst.guard is None:
+                k = 0
+                for d in dests:
+                    k |= bit.get(d, 0)
+                kill[i] = k
+            else:       # a guarded write keeps the old value where the guard is false
+                for d in dests:
+                    u |= 0
+            use[i] = u
+            extra[i] = _expansion(inst)
+        self._add_materialised(extra)
+        succ = self._successors()
+        live_in = [0] * n
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n - 1, -1, -1):
+                out = 0
+                for j in succ[i]:
+                    out |= live_in[j]
+                new = use[i] | (out & ~kill[i])
+                if new != live_in[i]:
+                    live_in[i] = new
+                    changed = True
+
+        def words(live: int) -> int:
+            return sum(w * (live & m).bit_count() for w, m in masks.items())
+
+        best, peak = 0, None
+        calls: list[tuple[str | None, int]] = []
+        recent: list[tuple[int, int]] = []     # (position, words) of values that died lately
+        pos = 0
+        for i, inst in enumerate(self.insts):
+            out = 0
+            for j in succ[i]:
+                out |= live_in[j]
+            vanishes = self._vanishes(inst)
+            if not vanishes:
+                pos += 1
+            recent = [(p, w) for p, w in recent if pos - p <= REUSE_DISTANCE]
+            held = sum(w for _, w in recent)
+            here = max(words(live_in[i]) + extra[i] + held, words(out) + held)
+            if here > best:
+                best, peak = here, inst
+            died = 0 if vanishes else words(live_in[i] & ~out)   # a copy's source lives on as its result
+            if died:
+                recent.append((pos, died))
+            if inst.opcode == "call":
+                target = next((o for o in inst.operands if isinstance(o, ir.CallTarget)), None)
+                callee = target.target.name if target is not None and isinstance(target.target, ir.Symbol) else None
+                calls.append((callee, words(out & live_in[i])))
+        return FunctionPressure(self.fn.name, best, calls, peak)
+
+    def _vanishes(self, inst: ir.Instruction) -> bool:
+        """Whether the instruction leaves no SASS instruction behind: a
+        constant definition (folded into its uses) or a same-size copy
+        (coalesced)."""
+        dests, srcs = split_operands(inst)
+        if dests and all(d in self.remat for d in dests):
+            return True
+        if inst.opcode != "mov" or inst.guard is not None or not dests or not srcs:
+            return False
+        if not all(isinstance(o, (ir.Register, ir.Vector)) for o in inst.operands):
+            return False
+        # a copy, or a pack/unpack of a wider value into its 32-bit halves
+        return sum(self.words.get(d, 0) for d in dests) == sum(self.words.get(s, 0) for s in srcs)
+
+    def _materialised(self, inst: ir.Instruction) -> list[str]:
+        """Constant values this instruction needs in registers: an address
+        base, and the data of a store/atomic (no SASS form takes those from
+        the constant bank)."""
+        need = []
+        for k, o in enumerate(inst.operands):
+            if isinstance(o, ir.Address) and isinstance(o.base, ir.Register) and o.base.name in self.remat:
+                need.append(o.base.name)
+            elif (inst.opcode in ("st", "atom", "red") and k > 0 and isinstance(o, ir.Register)
+                  and o.name in self.remat):
+                need.append(o.name)
+        return need
+
+    def _add_materialised(self, extra: list[int]) -> None:
+        """Constants a block needs in registers are loaded by instructions
+        with no dependencies, which ptxas issues early: each is live from
+        up to HOIST_WINDOW instructions before its first use in the block
+        (not before the block) to its last use there."""
+        spans: dict[tuple[int, str], list[int]] = {}
+        for i, inst in enumerate(self.insts):
+            for r in self._materialised(inst):
+                key = (self.block_of[i], r)
+                if key in spans:
+                    spans[key][1] = i
+                else:
+                    spans[key] = [i, i]
+        starts: dict[int, int] = {}
+        for i, b in enumerate(self.block_of):
+            starts.setdefault(b, i)
+        for (b, r), (first, last) in spans.items():
+            for i in range(max(starts[b], first - HOIST_WINDOW), last + 1):
+                extra[i] += self.words[r]
+
+
+def _expansion(inst: ir.Instruction) -> int:
+    if inst.opcode not in ("div", "rcp", "sqrt", "rsqrt", "rem") or _APPROX.intersection(inst.modifiers):
+        return 0
+    if inst.opcode in ("div", "rem") and inst.modifiers and inst.modifiers[-1] in ("f32", "f64") \
+            and not {"rn", "rz", "rm", "rp"}.intersection(inst.modifiers):
+        return 0
+    return EXPANSION_TEMPS.get((inst.opcode, inst.modifiers[-1] if inst.modifiers else ""), 0)
+
+
+def function_pressures(module: ir.Module) -> dict[str, FunctionPressure]:
+    return {name: _Function(fn, module).analyse()
+            for name, fn in module.functions.items() if fn.body is not None}
+
+
+def _allocated(words: int) -> int:
+    """Registers R0..Rmax covering `words` of values: R1 is the stack
+    pointer, so values go to R0 and R2 upward."""
+    return BASE_REGISTERS + max(words - 1, 0) if words else BASE_REGISTERS
+
+
+def register_count(module: ir.Module, entry: str,
+                   pressures: dict[str, FunctionPressure] | None = None) -> int:
+    """The registers per thread ptxas would report for kernel `entry`."""
+    pressures = pressures if pressures is not None else function_pressures(module)
+
+    def need(name: str, chain: frozenset[str]) -> tuple[int, bool]:
+        p = pressures.get(name)
+        if p is None:   # extern (vprintf, __assertfail): only the ABI floor is known
+            return 0, True
+        words, abi = p.pressure, False
+        for callee, across in p.calls:
+            fn = module.functions.get(callee) if callee is not None else None
+            # ptxas keeps the ABI only for calls it cannot see into or that
+            # others may link against; a module-internal .func gets a
+            # calling convention of ptxas's choosing.
+            if fn is None or fn.body is None or fn.linkage in ("visible", "weak", "extern") or callee in chain:
+                abi = True
+            inner, inner_abi = (0, True) if callee is None or callee in chain else need(callee, chain | {callee})
+            abi = abi or inner_abi
+            words = max(words, across + inner)
+        return words, abi
+
+    words, abi = need(entry, frozenset({entry}))
+    count = _allocated(words) + REPORTED_OVERHEAD
+    if abi:
+        count = max(count, ABI_CALL_FLOOR)
+    if count > FULL_OCCUPANCY_REGISTERS:
+        count += math.ceil(count * OCCUPANCY_MARGIN)
+    fn = module.functions.get(entry)
+    cap = MAX_REGISTERS
+    if fn is not None and "maxnreg" in fn.directives:
+        cap = min(cap, int(fn.directives["maxnreg"]))   # type: ignore[call-overload]
+    return int(min(count, cap))
+
+
+def register_counts(module: ir.Module) -> dict[str, int]:
+    """Every kernel's count (one liveness pass per function)."""
+    pressures = function_pressures(module)
+    return {name: register_count(module, name, pressures)
+            for name, fn in module.functions.items() if fn.kind == "entry" and fn.body is not None}

@@ -1,0 +1,3 @@
+#pragma once
+typedef unsigned int uint;
+#define SHARED_SIZE_LIMIT 1024U
