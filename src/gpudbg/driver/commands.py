@@ -12,6 +12,7 @@ same way. This module knows nothing about rings, memory or execution.
 from __future__ import annotations
 
 import enum
+import struct
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
@@ -142,25 +143,23 @@ class Command:
 
 
 def payload_words(opcode: Opcode) -> int:
-    return sum(t.words for _, t in FORMATS[opcode])
+    return _PAYLOAD[opcode]
 
 
 def make(opcode: Opcode, **fields: int) -> Command:
     """A validated command; every field of the format must be given."""
-    fmt = FORMATS[opcode]
-    names = [n for n, _ in fmt]
-    unknown = set(fields) - set(names)
-    if unknown:
-        raise CommandFormatError(f"{opcode.name} has no field(s) {sorted(unknown)}; "
-                                 f"its fields are {names}")
-    missing = [n for n in names if n not in fields]
-    if missing:
-        raise CommandFormatError(f"{opcode.name} is missing field(s) {missing}")
-    for name, ftype in fmt:
+    names, layout = _NAMES[opcode], _LAYOUT[opcode]
+    if len(fields) != len(names) or not all(n in fields for n in names):
+        unknown = set(fields) - set(names)
+        if unknown:
+            raise CommandFormatError(f"{opcode.name} has no field(s) {sorted(unknown)}; "
+                                     f"its fields are {list(names)}")
+        raise CommandFormatError(f"{opcode.name} is missing field(s) {[n for n in names if n not in fields]}")
+    for name, mask, check in layout:
         value = fields[name]
-        if not isinstance(value, int) or value < 0 or value > ftype.mask:
-            raise CommandFormatError(f"{opcode.name}.{name}={value!r} does not fit in {ftype.name}")
-        check = CONSTRAINTS.get((opcode, name))
+        if value.__class__ is not int and not isinstance(value, int) or value < 0 or value > mask:
+            raise CommandFormatError(f"{opcode.name}.{name}={value!r} does not fit in "
+                                     f"{'U32' if mask == WORD_MASK else 'U64'}")
         if check and not check[0](value):
             raise CommandFormatError(f"{opcode.name}.{name}={value} {check[1]}")
     return Command(opcode, {n: fields[n] for n in names})
@@ -180,8 +179,15 @@ def _pack_fields(fmt: Sequence[tuple[str, FieldType]], values: Mapping[str, int]
 
 def encode(command: Command) -> list[int]:
     """The words of one command, header first."""
-    n = payload_words(command.opcode)
-    return [(int(command.opcode) << 24) | n] + _pack_fields(FORMATS[command.opcode], command.fields)
+    op = command.opcode
+    fields = command.fields
+    words = [_HEADER[op]]
+    for name, wide in _WIDE[op]:
+        v = fields[name]
+        words.append(v & WORD_MASK)
+        if wide:
+            words.append((v >> 32) & WORD_MASK)
+    return words
 
 
 def encode_all(commands: Sequence[Command]) -> list[int]:
@@ -207,14 +213,13 @@ def decode_one(read_word: Callable[[int], int], offset: int, ring: str = "?") ->
                                  f"{opcode.name} carries {expected} payload words, header says {count}")
     fields: dict[str, int] = {}
     i = 1
-    for name, ftype in FORMATS[opcode]:
-        lo = read_word(i)
-        if ftype is U32:
-            fields[name] = lo
+    for (name, wide), (_, _, check) in zip(_WIDE[opcode], _LAYOUT[opcode]):
+        if wide:
+            fields[name] = read_word(i) | (read_word(i + 1) << 32)
+            i += 2
         else:
-            fields[name] = lo | (read_word(i + 1) << 32)
-        i += ftype.words
-        check = CONSTRAINTS.get((opcode, name))
+            fields[name] = read_word(i)
+            i += 1
         if check and not check[0](fields[name]):
             raise CommandDecodeError(ring, offset, header, f"{opcode.name}.{name}={fields[name]} {check[1]}")
     return Command(opcode, fields)
@@ -242,25 +247,33 @@ DESCRIPTOR_DEFAULTS = {"grid_workspace": 0, "cluster_x": 0, "cluster_y": 0, "clu
 
 def encode_descriptor(**values: int) -> bytes:
     """The launch descriptor's bytes (little-endian words)."""
-    names = [n for n, _ in DESCRIPTOR_FORMAT]
-    values = {**DESCRIPTOR_DEFAULTS, **values}
-    if set(values) != set(names):
-        raise CommandFormatError(f"launch descriptor needs exactly {names}, got {sorted(values)}")
-    for name, ftype in DESCRIPTOR_FORMAT:
-        v = values[name]
-        if not isinstance(v, int) or v < 0 or v > ftype.mask:
+    for name, default in DESCRIPTOR_DEFAULTS.items():
+        values.setdefault(name, default)
+    if len(values) != len(_DESCRIPTOR_NAMES) or not all(n in values for n in _DESCRIPTOR_NAMES):
+        raise CommandFormatError(f"launch descriptor needs exactly {list(_DESCRIPTOR_NAMES)}, "
+                                 f"got {sorted(values)}")
+    ordered = [values[n] for n in _DESCRIPTOR_NAMES]
+    for (name, ftype), v in zip(DESCRIPTOR_FORMAT, ordered):
+        if v.__class__ is not int and not isinstance(v, int) or v < 0 or v > _MASKS[ftype]:
             raise CommandFormatError(f"descriptor.{name}={v!r} does not fit in {ftype.name}")
-    words = _pack_fields(DESCRIPTOR_FORMAT, values)
-    return b"".join(w.to_bytes(4, "little") for w in words)
+    return _DESCRIPTOR_STRUCT.pack(*ordered)
 
 
 def decode_descriptor(data: bytes) -> dict[str, int]:
     if len(data) < DESCRIPTOR_BYTES:
         raise ValueError(f"launch descriptor needs {DESCRIPTOR_BYTES} bytes, got {len(data)}")
-    words = [int.from_bytes(data[i * 4:i * 4 + 4], "little") for i in range(DESCRIPTOR_WORDS)]
-    out: dict[str, int] = {}
-    i = 0
-    for name, ftype in DESCRIPTOR_FORMAT:
-        out[name] = words[i] if ftype is U32 else words[i] | (words[i + 1] << 32)
-        i += ftype.words
-    return out
+    return dict(zip(_DESCRIPTOR_NAMES, _DESCRIPTOR_STRUCT.unpack_from(data)))
+
+
+# Per-opcode tables derived once from FORMATS and CONSTRAINTS: a launch
+# makes and encodes several commands, and walking the enum-valued format
+# (FieldType.words/.mask are properties) each time cost more than the work.
+_MASKS = {U32: WORD_MASK, U64: U64_MASK}
+_NAMES = {op: tuple(n for n, _ in fmt) for op, fmt in FORMATS.items()}
+_LAYOUT = {op: tuple((n, _MASKS[t], CONSTRAINTS.get((op, n))) for n, t in fmt) for op, fmt in FORMATS.items()}
+_WIDE = {op: tuple((n, t is U64) for n, t in fmt) for op, fmt in FORMATS.items()}
+_PAYLOAD = {op: sum(t.value for _, t in fmt) for op, fmt in FORMATS.items()}
+_HEADER = {op: (int(op) << 24) | _PAYLOAD[op] for op in FORMATS}
+_DESCRIPTOR_NAMES = tuple(n for n, _ in DESCRIPTOR_FORMAT)
+# a U64 is two little-endian words, low first: the same bytes as a little-endian Q
+_DESCRIPTOR_STRUCT = struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in DESCRIPTOR_FORMAT))

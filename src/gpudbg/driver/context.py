@@ -20,6 +20,7 @@ other channels' queued acquires pin it (driver/fence.py).
 from __future__ import annotations
 
 import itertools
+from collections import deque
 import threading
 from typing import Any
 
@@ -57,7 +58,10 @@ class Context:
         self.per_thread: dict[int, Stream] = {}
         self.modules: list[Any] = []
         self.events: set[Any] = set()
-        self.deferred: list[tuple[Any, int, Any]] = []   # (semaphore, fence, allocation or callable)
+        # id(fence object) -> (fence, deque of (value, allocation or callable)) in the order deferred:
+        # one fence's values arrive (nearly) in order, so a reap looks at each
+        # queue's head only instead of every launch still in flight
+        self.deferred: dict[int, tuple[Any, deque]] = {}
         self.sync_hooks: list[Any] = []       # run after every host wait (pools observe frees)
         self.teardown_hooks: list[Any] = []   # run on destroy, before memory is released (VMM, pools)
         self.limits = {"stack_size": device.model.default_stack_size,
@@ -153,7 +157,10 @@ class Context:
         fence.reached(value); at once if the context is gone."""
         with self.lock:
             if not self.destroyed:
-                self.deferred.append((fence, value, what))
+                entry = self.deferred.get(id(fence))
+                if entry is None:
+                    entry = self.deferred[id(fence)] = (fence, deque())
+                entry[1].append((value, what))
                 return
         self._release(what)
 
@@ -168,17 +175,21 @@ class Context:
         with self.lock:
             if self.destroyed:
                 return
-            keep, done = [], []
-            for item in self.deferred:
-                (done if item[0].reached(item[1]) else keep).append(item)
-            self.deferred = keep
+            done = []
+            for key, (fence, queue) in list(self.deferred.items()):
+                # a value behind an unretired one waits for the next reap (the
+                # same fence's values retire in order anyway)
+                while queue and fence.reached(queue[0][0]):
+                    done.append(queue.popleft())
+                if not queue:
+                    del self.deferred[key]
             streams = self.all_streams()
             idle = [s for s in self.zombies if s.channel.idle()]
             for s in idle:
                 self.zombies.remove(s)
         # Released outside the lock: a module's release tells an attached
         # debugger, which may stop this thread while others keep going.
-        for _f, _v, what in done:
+        for _v, what in done:
             self._release(what)
         for s in streams:
             s.channel.retire_pins()
@@ -226,9 +237,10 @@ class Context:
             self.streams.clear()
             self.zombies.clear()
             self.per_thread.clear()
-            deferred, self.deferred = self.deferred, []
-            for _sem, _fence, what in deferred:
-                self._release(what)
+            deferred, self.deferred = self.deferred, {}
+            for _fence, queue in deferred.values():
+                for _value, what in queue:
+                    self._release(what)
             for hook in list(self.teardown_hooks):
                 hook()
             self.memory.release_all()

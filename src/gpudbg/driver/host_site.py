@@ -16,6 +16,11 @@ import sys
 __all__ = ["python_frames"]
 
 _ROOTS: tuple[str, ...] = ()
+# co_filename -> whether it is the user's: a file's verdict never changes
+# while the process runs (abspath resolves against the cwd of the first
+# sighting, as the code object's own relative name does), and a launch walks
+# the same few files every time
+_USER_FILE: dict[str, bool] = {}
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -38,10 +43,15 @@ def python_frames(limit: int = 8) -> list[str]:
         _ROOTS = _library_roots()
     frames = []
     f = sys._getframe(1)
+    users = _USER_FILE
     while f is not None and len(frames) < 64:
-        path = f.f_code.co_filename
-        if not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS):
-            frames.append(f"{path}:{f.f_lineno} in {f.f_code.co_name}")
+        code = f.f_code
+        path = code.co_filename
+        user = users.get(path)
+        if user is None:
+            user = users[path] = not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS)
+        if user:
+            frames.append(f"{path}:{f.f_lineno} in {code.co_name}")
         f = f.f_back
     frames.reverse()
     return frames[-limit:]
