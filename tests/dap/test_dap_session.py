@@ -312,6 +312,14 @@ def test_ending_a_running_program(dap, how):
         assert c.proc.wait(timeout=TIMEOUT) == 0
 
 
+def test_the_adapter_ends_when_its_client_goes_away(dap):
+    c = dap(ROTATE, lambda c: c.request("setBreakpoints", {"source": {"path": "rotate.cu"},
+                                                           "breakpoints": [{"line": 7}]}))
+    c.wait_event("stopped")
+    c.proc.stdin.close()                   # no disconnect: the editor crashed
+    assert c.proc.wait(timeout=TIMEOUT) == 0
+
+
 def test_tcp_needs_the_token():
     p = subprocess.Popen([sys.executable, "-m", "gpudbg", "dap", "--port", "0", "--token", "s3cret"],
                          stderr=subprocess.PIPE, text=True)
