@@ -1,8 +1,8 @@
 """The DAP end-to-end test: VS Code's DebugClient (@vscode/debugadapter-
 testsupport, installed with `npm ci` from the committed lock file) drives
 `gpudbg dap` under Node through a live session on a -G kernel and a
-post-mortem session on a coredump (tests/dap/node/e2e.js says what each
-step checks). Skips only when node or npm is not installed."""
+post-mortem session on a coredump, then a session with `gpudbg dap
+--port` and its token (tests/dap/node/e2e.js says what each step checks). Skips only when node or npm is not installed."""
 from __future__ import annotations
 
 import os
@@ -63,4 +63,4 @@ def test_vscode_debug_client_drives_a_session_and_a_post_mortem(tmp_path):
     r = subprocess.run([node, str(NODE_DIR / "e2e.js")], cwd=tmp_path, env=env, capture_output=True, text=True,
                        timeout=900)
     assert r.returncode == 0, f"e2e.js failed:\n{r.stdout}\n{r.stderr}"
-    assert "ok - live session" in r.stdout and "ok - post-mortem" in r.stdout, r.stdout
+    assert "ok - live session" in r.stdout and "ok - post-mortem" in r.stdout and "ok - over TCP" in r.stdout, r.stdout

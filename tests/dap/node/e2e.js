@@ -161,8 +161,37 @@ async function postMortem() {
   }
 }
 
+async function overTcp() {
+  // `gpudbg dap --port 0 --token T` prints where it listens; the client brings the token
+  const cp = require('child_process');
+  const server = cp.spawn(env.GPUDBG_BIN, ['dap', '--port', '0', '--token', 'e2e-token'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const port = await new Promise((resolve, reject) => {
+    let text = '';
+    server.stderr.on('data', (d) => {
+      text += d.toString();
+      const m = /listening on 127\.0\.0\.1:(\d+) \(token e2e-token\)/.exec(text);
+      if (m) resolve(Number(m[1]));
+    });
+    server.on('exit', (code) => reject(new Error(`gpudbg dap --port exited (${code}): ${text}`)));
+  });
+  const dc = new DebugClient('unused', 'unused', 'gpudbg');
+  await dc.start(port);
+  const output = [];
+  dc.on('output', (e) => output.push(e.body));
+  try {
+    const exited = dc.waitForEvent('exited');
+    await Promise.all([dc.configurationSequence(), dc.launch({ program: env.DAP_PROGRAM, token: 'e2e-token' })]);
+    assert.strictEqual((await exited).body.exitCode, 0);
+    const stdout = output.filter((o) => o.category === 'stdout').map((o) => o.output).join('');
+    assert.ok(stdout.includes('out[67] = 202'), stdout);
+  } finally {
+    await dc.stop();
+    await new Promise((resolve) => (server.exitCode !== null ? resolve() : server.on('exit', resolve)));
+  }
+}
+
 (async () => {
-  for (const [name, fn] of [['live session', liveSession], ['post-mortem', postMortem]]) {
+  for (const [name, fn] of [['live session', liveSession], ['post-mortem', postMortem], ['over TCP', overTcp]]) {
     const t0 = Date.now();
     await fn();
     console.log(`ok - ${name} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
