@@ -14,7 +14,6 @@ launch, run to the breakpoint) is timed too, but separately.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys

@@ -4,7 +4,6 @@ need no program (errors included) through real framed streams."""
 from __future__ import annotations
 
 import io
-import os
 import re
 from pathlib import Path
 

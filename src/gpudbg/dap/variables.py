@@ -316,7 +316,6 @@ def variables(engine: Any, refs: Handles, args: dict) -> list[dict]:
 
 def set_variable(engine: Any, refs: Handles, args: dict) -> dict:
     from gpudbg.cli.debugger.evaluate import evaluate
-    from gpudbg.cli.debugger.formatting import format_value
     node = refs.get(args.get("variablesReference"), "variablesReference")
     name, text = args.get("name"), args.get("value")
     if not isinstance(name, str) or not isinstance(text, str) or not text.strip():
