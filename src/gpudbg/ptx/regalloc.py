@@ -107,6 +107,8 @@ def _regs(o) -> list[str]:
         return [o.base.name] if isinstance(o.base, ir.Register) else []
     if isinstance(o, ir.Vector):
         return [n for e in o.elements for n in _regs(e)]
+    if isinstance(o, ir.ImageOperand):      # [tex, {coords}]: the handle and coordinates are read
+        return [n for e in (o.handle, o.sampler, o.coords) if e is not None for n in _regs(e)]
     if isinstance(o, ir.Negated):
         return _regs(o.operand)
     if isinstance(o, ir.PredicatePair):
