@@ -290,10 +290,9 @@ class Engine:
 
     # ------------------------------------------------------------ helpers
     def stops_on(self, dbg: DapDebugger, ev: Any) -> bool:
-        from gpudbg.cli.debugger.stops import _exception_kind, _site_for
+        """Whether the exception's filter is on (an exception of unknown
+        kind always stops)."""
         kind = ev.exception
-        if kind is None:
-            kind = _exception_kind(ev, dbg, _site_for(dbg, ev))
         return kind is None or kind.name not in FILTER_KINDS or kind.name in self.exception_filters
 
     def focus_exception(self) -> Any:

@@ -235,7 +235,6 @@ class Server:
         return self._run(dbg.resume, False, after)
 
     def _step(self, args: dict, after: list, kind: str) -> None:
-        from gpudbg.cli.debugger import execution
         from gpudbg.cli.debugger.focus import LaneSite
         dbg = self.engine.require_executing()
         warp = threads.warp_of(self.engine, int_arg(args, "threadId"))
@@ -248,11 +247,13 @@ class Server:
             _, _, _, stack_ = stack.lane_frames(self.engine, (warp.dev, warp.sm, warp.wp, ln))
             if len(stack_) < 2:
                 raise DapError("stepOut: the warp is in its kernel's outermost frame; use continue.")
-            action = lambda: execution._finish(dbg)
+            command = "finish"
         elif instruction:
-            action = lambda: execution._stepi(dbg, "", over=kind == "over")
+            command = "nexti" if kind == "over" else "stepi"
         else:
-            action = lambda: execution._step_line(dbg, "", over=kind == "over")
+            command = "next" if kind == "over" else "step"
+        handler = dbg.table.get(command).handler        # the CLI's own command, as a user types it
+        action = lambda: handler("")
         self._run(action, True, after)
 
     def next(self, args: dict, after: list) -> None:

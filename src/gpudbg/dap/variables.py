@@ -336,7 +336,7 @@ EXEC_COMMANDS = frozenset({"run", "continue", "kill", "quit", "step", "next", "s
 
 def evaluate_request(engine: Any, refs: Handles, key: FrameKey | None, args: dict) -> dict:
     from gpudbg.cli.debugger.evaluate import evaluate
-    from gpudbg.cli.debugger.inspection import _NoFocus
+    from gpudbg.cli.debugger.inspection import eval_context
     text = args.get("expression")
     if not isinstance(text, str) or not text.strip():
         raise DapError("evaluate: 'expression' is required.")
@@ -350,7 +350,7 @@ def evaluate_request(engine: Any, refs: Handles, key: FrameKey | None, args: dic
         engine.require_stopped()
         ctx: Any = _ctx(engine, key)
     else:
-        ctx = _NoFocus(dbg.store)
+        ctx = eval_context(dbg)          # no lane: constants and the value history
     value = evaluate(text, ctx)
     if key is None:
         from gpudbg.cli.debugger.formatting import format_value
