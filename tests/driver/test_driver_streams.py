@@ -121,9 +121,12 @@ def test_launch_descriptor_carries_config_and_params(fake, kernels):
     assert mc.mcLaunchKernel(kernels["store"], 1, (1, 1), [buf, 0x77]) == (S,)
     mc.mcDeviceSynchronize()
     assert read_u32(buf)[0] == 0x77
-    # launch allocations are freed once their fences retire
+    # launch blocks go back to the context's launch buffers once their fences
+    # retire (driver/launch_buffers.py): none is held by a launch any more
+    from gpudbg.driver import launch_buffers
     from gpudbg.driver.engine import get_engine
     from gpudbg.sim.memory.spaces import AllocationKind
     ctx = get_engine().current_context()
     ctx.reap()
-    assert not [a for a in ctx.gpu.memory.allocations() if a.kind is AllocationKind.LAUNCH]
+    kept = {id(a) for blocks in launch_buffers.for_context(ctx)._free.values() for a in blocks}
+    assert {id(a) for a in ctx.gpu.memory.allocations() if a.kind is AllocationKind.LAUNCH} == kept

@@ -33,7 +33,7 @@ from gpudbg.sim import launch_limits as sim_launch_limits
 from gpudbg.driver import commands as C
 from gpudbg.driver import host_site
 from gpudbg.driver import fatbin as FB
-from gpudbg.driver import launch_config, limits
+from gpudbg.driver import launch_buffers, launch_config, limits
 from gpudbg.driver.graph import _MarkerFence
 from gpudbg.driver.jit_options import JitOptions
 from gpudbg.driver.linker import LinkedImage
@@ -588,9 +588,9 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     else:
         params = pack_params(k, args if args is not None else ())
     gpu = context.gpu
+    buffers = launch_buffers.for_context(context)
     try:
-        alloc = gpu.alloc_internal(C.DESCRIPTOR_BYTES + len(params), AllocationKind.LAUNCH,
-                                   f"launch {function.name}")
+        alloc = buffers.take(C.DESCRIPTOR_BYTES + len(params), f"launch {function.name}")
     except OutOfMemory as e:
         raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     workspace = None
@@ -599,7 +599,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
             workspace = gpu.alloc_internal(GRID_WORKSPACE_BYTES, AllocationKind.GRID_WORKSPACE,
                                            f"grid workspace of {function.name}")
         except OutOfMemory as e:
-            gpu.free_internal(alloc)
+            buffers.give(alloc)
             raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()
     desc = C.encode_descriptor(code_address=k.code_address, grid_x=g[0], grid_y=g[1], grid_z=g[2],
@@ -622,7 +622,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     if len(sites) >= LAUNCH_SITES:
         sites.pop(next(iter(sites)), None)
     sites[grid_id] = host_site.python_frames()
-    context.defer_free(stream, fence, alloc)
+    buffers.release_after(stream, fence, alloc)
     if workspace is not None:
         context.defer_free(stream, fence, workspace)
     context.reap()
