@@ -14,6 +14,9 @@ other after initialize) must carry the session token (`token` in the
 initialize, launch or attach arguments); a connection that does not
 present it is refused and closed. One connection is one session; the
 server exits when it ends (the simulated GPU lives in this process).
+A native executable's launch hands the transport's descriptors over to
+the program's own process (gpudbg.dap.native), where this same Server
+goes on.
 """
 from __future__ import annotations
 
