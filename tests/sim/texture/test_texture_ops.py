@@ -115,6 +115,20 @@ PTX = HEAD + r"""
     ret;
 }
 
+.visible .entry gather_layer(.param .u64 tex, .param .u64 out)
+{
+    .reg .b64 %rd<3>;
+    .reg .b32 %r<2>;
+    .reg .f32 %f<8>;
+    ld.param.u64 %rd1, [tex];
+    ld.param.u64 %rd2, [out];
+    mov.u32 %r1, 1;
+    mov.f32 %f1, 0f3FC00000;
+    tld4.g.a2d.v4.f32.f32 {%f2, %f3, %f4, %f5}, [%rd1, {%r1, %f1, %f1, %f1}];
+    st.global.v4.f32 [%rd2], {%f2, %f3, %f4, %f5};
+    ret;
+}
+
 .visible .entry formatted(.param .u64 surf, .param .u64 isurf)
 {
     .reg .b64 %rd<3>;
@@ -152,7 +166,7 @@ def k():
     err, m = mc.mcModuleLoadData(PTX)
     assert err == S, mc.last_error_message()
     return {n: mc.mcModuleGetFunction(m, n)[1] for n in ("queries", "cube", "grad", "layered1d", "formatted",
-                                                         "reduce")}
+                                                         "reduce", "gather_layer")}
 
 
 def desc(bits, kind, n=1):
@@ -255,6 +269,20 @@ def test_layered_1d(k):
     _, out = mc.mcMalloc(48)
     run(k["layered1d"], 3, 4, [tex, out])
     np.testing.assert_array_equal(fetch(out, data), data)
+
+
+def test_gather_of_one_component_from_a_layer(k):
+    data = np.arange(2 * 3 * 3 * 2, dtype=np.float32).reshape(2, 3, 3, 2)     # layers, h, w, (r, g)
+    err, arr = mc.mcMalloc3DArray(desc(32, FLOAT, 2), mc.mcExtent(3, 3, 2), mc.mcArrayFlags.mcArrayLayered)
+    assert err == S, mc.last_error_message()
+    p = mc.mcMemcpy3DParms(srcPtr=mc.mcPitchedPtr(data, 24, 3, 3), dstArray=arr, extent=mc.mcExtent(3, 3, 2),
+                           kind=H2D)
+    assert mc.mcMemcpy3D(p) == (S,), mc.last_error_message()
+    tex = texobj(resource(arr))
+    _, out = mc.mcMalloc(16)
+    run(k["gather_layer"], 1, 1, [tex, out])
+    g = data[1, :, :, 1]        # layer 1, green; (1.5, 1.5): footprint i0 = j0 = 1
+    assert fetch(out, np.zeros(4, np.float32)).tolist() == [g[2, 1], g[2, 2], g[1, 2], g[1, 1]]
 
 
 def test_formatted_and_reducing_surface_stores(k):
