@@ -543,3 +543,36 @@ def test_cubemap_sample_reads_every_face_texel(options):
     assert mc.mcLaunchKernel(f, (1, 1, 1), (w, w, 1), [po, w, tex]) == (S,)
     assert mc.mcDeviceSynchronize() == (S,), mc.last_error_message()
     np.testing.assert_allclose(back(po, out), -data, atol=1e-5)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda d: mc.mcMallocArray(d, 0, 4), "width >= 1"),
+    (lambda d: mc.mcMallocArray(mc.mcChannelFormatDesc(32, 32, 32, 0, FLOAT), 4, 4), "1, 2 or 4 channels"),
+    (lambda d: mc.mcMallocArray(mc.mcChannelFormatDesc(8, 0, 0, 0, FLOAT), 4, 4), "channels of 8 bits"),
+    (lambda d: mc.mcMallocArray(d, 1 << 20, 4), "width must be an int in 0..65536"),
+    (lambda d: mc.mcMallocArray(d, 4, 4, 0x40), "not cudaArray* flags"),
+    (lambda d: mc.mcMallocArray(d, 4, 4, 0x1), "made with mcMalloc3DArray"),
+    (lambda d: mc.mcMalloc3DArray(d, mc.mcExtent(4, 4, 5), 0x4), "cubemap array needs depth 6"),
+    (lambda d: mc.mcMalloc3DArray(d, mc.mcExtent(4, 3, 6), 0x4), "width == height"),
+    (lambda d: mc.mcMalloc3DArray(d, mc.mcExtent(4, 4, 0), 0x1), "depth >= 1 (the layer count)"),
+    (lambda d: mc.mcMalloc3DArray(d, mc.mcExtent(4, 0, 3), 0), "3D array needs a height"),
+    (lambda d: mc.mcMallocMipmappedArray(d, mc.mcExtent(8, 8, 0), 5, 0), "exceeds the 4 levels"),
+])
+def test_bad_array_shapes_are_refused_with_the_reason(make, message):
+    err, desc = mc.mcCreateChannelDesc(32, 0, 0, 0, FLOAT)
+    assert make(desc)[0] == E.mcErrorInvalidValue
+    assert message in mc.last_error_message()
+
+
+def test_array_copies_out_of_bounds_or_between_elements_are_refused():
+    arr = float_array(np.zeros((3, 4), np.float32))
+    src = np.zeros(64, np.float32)
+    assert mc.mcMemcpy2DToArray(arr, 4, 0, src, 16, 16, 3, H2D) == (E.mcErrorInvalidValue,)
+    assert "does not fit in CUDA array" in mc.last_error_message()
+    assert mc.mcMemcpy2DToArray(arr, 2, 0, src, 16, 8, 1, H2D) == (E.mcErrorInvalidValue,)
+    assert "multiples of 4" in mc.last_error_message()
+    assert mc.mcMemcpyToArray(arr, 0, 2, src, 48, H2D) == (E.mcErrorInvalidValue,)
+    assert "run past the end" in mc.last_error_message()
+    assert mc.mcMemcpy2DToArray("arr", 0, 0, src, 16, 16, 1, H2D) == (E.mcErrorInvalidResourceHandle,)
+    assert mc.mcFreeArray(arr) == (S,)
+    assert mc.mcMemcpy2DToArray(arr, 0, 0, src, 16, 16, 1, H2D) == (E.mcErrorInvalidResourceHandle,)
