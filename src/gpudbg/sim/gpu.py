@@ -12,6 +12,7 @@ be tested without running PTX; by default it is
 """
 from __future__ import annotations
 
+import itertools
 import sys
 import threading
 from typing import Any, Callable
@@ -51,7 +52,7 @@ class SimGPU:
         self.printf_buffer: list[str] = []
         self.printf_sink = self.printf_buffer   # the executor appends here
         self._printf_lock = threading.Lock()
-        self._grid_ids = 0
+        self._grid_ids = itertools.count(1)
         self.frontend = Frontend(self)
 
     # ------------------------------------------------------------ memory
@@ -74,9 +75,7 @@ class SimGPU:
         self.functions.pop(function.code_address, None)
 
     def next_grid_id(self) -> int:
-        with self.cv:
-            self._grid_ids += 1
-            return self._grid_ids
+        return next(self._grid_ids)    # one C call: atomic under the GIL, no lock to contend for
 
     # ------------------------------------------------------------ printf
     def flush_printf(self, stream: Any = None) -> int:
