@@ -26,7 +26,9 @@ from gpudbg.sim.texture.formats import dtype_of
 
 U64 = np.dtype(np.uint64)
 RAW = {"b8": np.uint8, "b16": np.uint16, "b32": np.uint32, "b64": np.uint64}
+RAW_TYPES = tuple(RAW)
 SURFACE_GEOMETRIES = (Geometry.D1, Geometry.D2, Geometry.D3, Geometry.A1D, Geometry.A2D)
+SURFACE_GEOMETRY_NAMES = tuple(g.value for g in SURFACE_GEOMETRIES)
 REDUCTIONS = ("add", "min", "max", "and", "or")
 
 
@@ -35,7 +37,7 @@ def _count(X, idx) -> int:
 
 
 def _parts(inst, m: Mods):
-    geom = m.take(*(g.value for g in SURFACE_GEOMETRIES))
+    geom = m.take(*SURFACE_GEOMETRY_NAMES)
     if geom is None:
         raise UnsupportedInstruction(f"{inst.opcode} needs a geometry (.1d, .2d, .3d, .a1d, .a2d)")
     mode = m.take("trap", "clamp", "zero") or "trap"
@@ -143,7 +145,7 @@ def build_suld(inst, tc) -> Built:
         raise UnsupportedInstruction("only suld.b is supported (suld.p does not exist in current PTX)")
     geometry, mode = _parts(inst, m)
     count = int((m.take("v2", "v4") or "v1")[1:])
-    raw = m.take(*RAW)
+    raw = m.take(*RAW_TYPES)
     m.finish()
     if raw is None:
         raise UnsupportedInstruction("suld.b needs .b8, .b16, .b32 or .b64")
@@ -177,7 +179,7 @@ def build_sust(inst, tc) -> Built:
     formatted = m.take("b", "p") == "p"
     geometry, mode = _parts(inst, m)
     count = int((m.take("v2", "v4") or "v1")[1:])
-    raw = m.take(*RAW)
+    raw = m.take(*RAW_TYPES)
     m.finish()
     if raw is None:
         raise UnsupportedInstruction("sust needs .b8, .b16, .b32 or .b64")

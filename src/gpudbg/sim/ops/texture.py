@@ -28,6 +28,8 @@ from gpudbg.sim.texture.formats import CL_CHANNEL_ORDER, CL_CHANNEL_TYPE
 
 U64 = np.dtype(np.uint64)
 GEOMETRIES = {g.value: g for g in Geometry}
+GEOMETRY_NAMES = tuple(GEOMETRIES)
+MULTISAMPLE = ("2dms", "a2dms")
 # PTX coordinate vector layout per geometry: (layer index position or None, spatial positions)
 COORDS = {Geometry.D1: (None, (0,)), Geometry.D2: (None, (0, 1)), Geometry.D3: (None, (0, 1, 2)),
           Geometry.A1D: (0, (1,)), Geometry.A2D: (0, (1, 2)), Geometry.CUBE: (None, (0, 1, 2)),
@@ -86,9 +88,10 @@ def relaned(fault: LaneFault, pos: np.ndarray) -> LaneFault:
 
 
 def _geometry(m: Mods) -> Geometry:
-    g = m.take(*GEOMETRIES, "2dms", "a2dms")
-    if g in ("2dms", "a2dms"):
-        raise UnsupportedInstruction(f".{g} (multisample textures) is not supported")
+    ms = next((g for g in MULTISAMPLE if g in m.left), None)
+    if ms is not None:
+        raise UnsupportedInstruction(f".{ms} (multisample textures) is not supported")
+    g = m.take(*GEOMETRY_NAMES)
     if g is None:
         raise UnsupportedInstruction("missing texture geometry (.1d, .2d, .3d, .a1d, .a2d, .cube, .acube)")
     return GEOMETRIES[g]
@@ -243,14 +246,17 @@ def build_tex(inst, tc) -> Built:
 def build_tld4(inst, tc) -> Built:
     m = Mods(inst)
     comp = m.take("r", "g", "b", "a")
-    geometry = _geometry(m)
+    g = m.take("2d", "a2d")             # the gather geometries implemented (not cube/acube)
+    other = next((x for x in GEOMETRY_NAMES + MULTISAMPLE if x in m.left), None)
+    if g is None:
+        raise UnsupportedInstruction(f"tld4.{other} is not supported (2d and a2d are)" if other
+                                     else "tld4 needs a geometry (.2d, .a2d)")
+    geometry = GEOMETRIES[g]
     m.take("v4")
     ts = m.types()
     m.finish()
     if comp is None:
         raise UnsupportedInstruction("tld4 needs a component (.r, .g, .b, .a)")
-    if geometry not in (Geometry.D2, Geometry.A2D):
-        raise UnsupportedInstruction(f"tld4.{geometry.value} is not supported (2d and a2d are)")
     if len(ts) != 2 or ts[1].name != "f32":
         raise UnsupportedInstruction("tld4 needs .v4.{f32,s32,u32}.f32 types")
     dtype_name = ts[0].name
@@ -322,10 +328,7 @@ TXQ_ATTRS = ("width", "height", "depth", "channel_data_type", "channel_order", "
 SUQ_ATTRS = ("width", "height", "depth", "channel_data_type", "channel_order", "array_size", "memory_layout")
 
 
-def _build_query(inst, tc, attrs, want, what) -> Built:
-    m = Mods(inst)
-    level = m.flag("level")
-    attr = m.take(*attrs)
+def _build_query(inst, tc, m: Mods, level: bool, attr: str | None, attrs, want, what) -> Built:
     m.take("b32")
     m.finish()
     if attr is None:
@@ -347,12 +350,15 @@ def _build_query(inst, tc, attrs, want, what) -> Built:
 
 @op("txq")
 def build_txq(inst, tc) -> Built:
-    return _build_query(inst, tc, TXQ_ATTRS, TextureState, "texture")
+    m = Mods(inst)
+    level = m.flag("level")
+    return _build_query(inst, tc, m, level, m.take(*TXQ_ATTRS), TXQ_ATTRS, TextureState, "texture")
 
 
 @op("suq")
 def build_suq(inst, tc) -> Built:
-    return _build_query(inst, tc, SUQ_ATTRS, SurfaceState, "surface")
+    m = Mods(inst)
+    return _build_query(inst, tc, m, False, m.take(*SUQ_ATTRS), SUQ_ATTRS, SurfaceState, "surface")
 
 
 @op("istypep")
