@@ -31,6 +31,7 @@ started at each pc and looks at the clock every CHECK_STEPS steps.
 from __future__ import annotations
 
 import dataclasses
+import struct
 import threading
 import time
 from dataclasses import dataclass
@@ -39,9 +40,10 @@ import numpy as np
 
 from gpudbg.sim import cluster as _cluster
 from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits, schedule,
-                        sm_pool)
+                        sm_pool, timing)
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
+from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
@@ -71,12 +73,13 @@ def instruction_budget(gpu) -> int | None:
 
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
-                observer=None, envregs: dict[int, int] | None = None, depth: int = 0,
+                observer=None, cooperative: bool = False, depth: int = 0,
                 parent: device_runtime.ChildLaunch | None = None,
                 cluster: tuple[int, int, int] | None = None) -> LaunchStats:
-    """Run a whole grid to completion, or raise KernelFault. `envregs`:
-    the %envregN values the driver gives this launch (a cooperative grid's
-    workspace address), zero elsewhere. The grids it launches from the
+    """Run a whole grid to completion, or raise KernelFault. A cooperative
+    grid runs with cooperative_groups' grid workspace, at the address CUDA's
+    driver ABI gives it in %envreg1:%envreg2 (zero elsewhere, where
+    grid.sync() traps), allocated for the run. The grids it launches from the
     device run after its last wave (sim/device_runtime.py); `depth` and
     `parent` say where a device-launched grid sits in that tree. `cluster`:
     the thread-block cluster shape (sim/cluster.py), None without."""
@@ -107,6 +110,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     failure: BaseException | None = None
     nwaves = len(plan.waves)
     children = device_runtime.DeviceLaunches(gpu, grid_id, depth)
+    workspace = grid_workspace(gpu, function) if cooperative else None
     csize = _cluster.size(plan.cluster)
     wave_index = 0
     try:
@@ -140,8 +144,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                             place(X, placement)
                         X.observer = observer
                         X.device_launches = children
-                        for k, v in (envregs or {}).items():
-                            X.envregs[k] = int(v)
+                        if workspace is not None:
+                            X.envregs[1], X.envregs[2] = workspace.base >> 32, workspace.base & 0xFFFFFFFF
                         X.tap = tap if tap is not None and tap.observes_execution else None
                         if tap is not None:
                             tap.wave_begin(X)
@@ -170,12 +174,30 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         raise
     finally:
         children.release()
+        if workspace is not None:
+            gpu.free_internal(workspace)
         _return_resources(gpu, res)
         if port is not None:
             port.kernel_finished(grid_id)
         if tap is not None and launch is not None:
             tap.launch_end(launch, failure)
     return LaunchStats(total, wave_index, plan.blocks_per_sm, steps, cycles)
+
+
+GRID_WORKSPACE_BYTES = 8     # cooperative_groups' grid_workspace {unsigned wsSize; unsigned barrier;}
+
+
+def grid_workspace(gpu, function):
+    """A cooperative grid's workspace: wsSize, then the barrier word that
+    grid.sync() counts arrivals in, zero at the start of the launch."""
+    try:
+        ws = gpu.alloc_internal(GRID_WORKSPACE_BYTES, AllocationKind.GRID_WORKSPACE,
+                                f"grid workspace of {function.name}")
+    except OutOfMemory as e:
+        raise LaunchAborted(f"the cooperative launch of {function.name} has no memory for its grid workspace: "
+                            f"{e}") from None
+    ws.data[:GRID_WORKSPACE_BYTES] = np.frombuffer(struct.pack("<II", GRID_WORKSPACE_BYTES, 0), np.uint8)
+    return ws
 
 
 class _JobWatch(KernelWatch):
@@ -241,9 +263,7 @@ def _return_resources(gpu, res) -> None:
 
 
 def gpu_clock_advance(gpu, cycles: int) -> None:
-    lock = getattr(gpu, "cv", None) or _resources_lock   # the front end charges commands under gpu.cv
-    with lock:
-        gpu.clock_cycles = getattr(gpu, "clock_cycles", 0) + int(cycles)
+    timing.advance(gpu, cycles)     # its own lock, not gpu.cv: no wait for the host's launches
 
 
 def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:

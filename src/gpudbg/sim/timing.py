@@ -29,6 +29,7 @@ deterministic figure.
 """
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any
 
@@ -59,9 +60,22 @@ def command_cycles(opcode_name: str, fields: Any) -> int:
     return cycles
 
 
+# Serializes every update of a GPU's clock_cycles: the front end's charges
+# (made under the GPU's lock) and the executor's per-wave advances (made
+# without it, so that a wave's end does not wait for the lock the host's
+# launches take).
+_clock_lock = threading.Lock()
+
+
 def charge(gpu: Any, opcode_name: str, fields: Any) -> None:
-    """Advance the device clock for one executed command (caller serializes)."""
-    gpu.clock_cycles = int(getattr(gpu, "clock_cycles", 0)) + command_cycles(opcode_name, fields)
+    """Advance the device clock for one executed command."""
+    advance(gpu, command_cycles(opcode_name, fields))
+
+
+def advance(gpu: Any, cycles: int) -> None:
+    """Add `cycles` to the device clock (from any thread)."""
+    with _clock_lock:
+        gpu.clock_cycles = int(getattr(gpu, "clock_cycles", 0)) + int(cycles)
 
 
 def now(gpu: Any) -> int:
