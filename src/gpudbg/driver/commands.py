@@ -92,10 +92,9 @@ DESCRIPTOR_FORMAT: tuple[tuple[str, FieldType], ...] = (
     ("param_size", U32),
     ("grid_id", U64),
     ("host_tid", U32),      # native id of the host thread that launched (debugger events)
-    # a cooperative launch's grid workspace (cooperative_groups' grid_workspace:
-    # wsSize, barrier), read by grid.sync() through %envreg1 (high) and
-    # %envreg2 (low) as CUDA's driver ABI has it; 0 for other launches
-    ("grid_workspace", U64),
+    # 1: a cooperative launch, which runs with a grid workspace (cooperative_
+    # groups' wsSize, barrier) that grid.sync() finds through %envreg1:%envreg2
+    ("cooperative", U32),
     # thread-block cluster shape (sim/cluster.py); 0 in every field: no cluster
     ("cluster_x", U32), ("cluster_y", U32), ("cluster_z", U32),
 )
@@ -242,7 +241,7 @@ def decode_words(words: Sequence[int], ring: str = "?", base_offset: int = 0) ->
 
 
 # Descriptor fields a launch may leave out, with the value they then hold.
-DESCRIPTOR_DEFAULTS = {"grid_workspace": 0, "cluster_x": 0, "cluster_y": 0, "cluster_z": 0}
+DESCRIPTOR_DEFAULTS = {"cooperative": 0, "cluster_x": 0, "cluster_y": 0, "cluster_z": 0}
 
 
 def encode_descriptor(**values: int) -> bytes:

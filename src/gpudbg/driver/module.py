@@ -18,7 +18,6 @@ the work queued before it has retired (CUDA's lifetime rule).
 from __future__ import annotations
 
 import itertools
-import struct
 import threading
 import time
 from pathlib import Path
@@ -41,7 +40,7 @@ from gpudbg.driver.params import pack_params, unpack_extra
 from gpudbg.driver.status import Cause, CUresult, EngineError
 from gpudbg.driver.types import CUfunction_attribute, CUjit_cacheMode, CUjit_option
 from gpudbg.sim.device_model import occupancy
-from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
+from gpudbg.sim.memory.spaces import OutOfMemory
 
 _ids = itertools.count(1)
 EXTRA_KEYS = {"END": 0x00, "BUFFER_POINTER": 0x01, "BUFFER_SIZE": 0x02}
@@ -527,8 +526,6 @@ def validate_launch(context: Any, function: Function, grid: Sequence[int], block
 
 # launches whose host site a context remembers for its fault report
 LAUNCH_SITES = 1024
-# cooperative_groups' grid_workspace {unsigned wsSize; unsigned barrier;}
-GRID_WORKSPACE_BYTES = 8
 
 
 def launch_cluster(context: Any, function: "Function", grid: Sequence[int], block: Sequence[int],
@@ -570,9 +567,8 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
            shared_bytes: int, stream: Any, args: Sequence[Any] | None, extra: Any,
            cooperative: bool = False, cluster: Sequence[int] | None = None) -> int:
     """Validate, write the descriptor, push LAUNCH; returns the grid id.
-    A cooperative launch also gets its grid workspace (the barrier word
-    grid.sync() counts on) in the same allocation, freed with it once the
-    launch has run."""
+    A cooperative launch is marked in the descriptor: the GPU gives it the
+    grid workspace grid.sync() counts on while it runs (sim/executor.py)."""
     if not isinstance(function, Function):
         raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{function!r} is not a function handle")
     if function.module.unloaded or function.module.context is not context:
@@ -593,24 +589,14 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
         alloc = buffers.take(C.DESCRIPTOR_BYTES + len(params), f"launch {function.name}")
     except OutOfMemory as e:
         raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
-    workspace = None
-    if cooperative:
-        try:
-            workspace = gpu.alloc_internal(GRID_WORKSPACE_BYTES, AllocationKind.GRID_WORKSPACE,
-                                           f"grid workspace of {function.name}")
-        except OutOfMemory as e:
-            buffers.give(alloc)
-            raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()
     desc = C.encode_descriptor(code_address=k.code_address, grid_x=g[0], grid_y=g[1], grid_z=g[2],
                                block_x=b[0], block_y=b[1], block_z=b[2], shared_bytes=shared_bytes,
                                param_address=alloc.base + C.DESCRIPTOR_BYTES,
                                param_size=len(params), grid_id=grid_id,
                                host_tid=threading.get_native_id() & 0xFFFFFFFF,
-                               grid_workspace=workspace.base if workspace is not None else 0,
+                               cooperative=int(bool(cooperative)),
                                cluster_x=cluster[0], cluster_y=cluster[1], cluster_z=cluster[2])
-    if workspace is not None:
-        workspace.data[:GRID_WORKSPACE_BYTES] = memoryview(struct.pack("<II", GRID_WORKSPACE_BYTES, 0))
     alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)
     alloc.data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + len(params)] = memoryview(params)
     tap = instrument.active()
@@ -623,7 +609,5 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
         sites.pop(next(iter(sites)), None)
     sites[grid_id] = host_site.python_frames()
     buffers.release_after(stream, fence, alloc)
-    if workspace is not None:
-        context.defer_free(stream, fence, workspace)
     context.reap()
     return grid_id

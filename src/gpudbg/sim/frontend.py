@@ -471,9 +471,8 @@ class Frontend:
         launch = (self.gpu, function, (d["grid_x"], d["grid_y"], d["grid_z"]),
                   (d["block_x"], d["block_y"], d["block_z"]), d["shared_bytes"], params, d["grid_id"])
         extra: dict = {}
-        ws = d["grid_workspace"]
-        if ws:   # cooperative: grid.sync() finds its workspace in %envreg1:%envreg2
-            extra["envregs"] = {1: ws >> 32, 2: ws & 0xFFFFFFFF}
+        if d["cooperative"]:
+            extra["cooperative"] = True
         if d["cluster_x"]:
             extra["cluster"] = (d["cluster_x"], d["cluster_y"], d["cluster_z"])
         stats = self.gpu.executor(*launch, **extra)
