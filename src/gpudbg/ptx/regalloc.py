@@ -22,11 +22,22 @@ pairs, 128-bit values aligned quads), plus:
   the temporaries of their expansion (`EXPANSION_TEMPS`, measured from
   ptxas).
 
-It deliberately does not model ptxas's scheduler (which hoists loads and
-so raises pressure), rematerialisation of ordinary arithmetic, or
-spilling: the count is clamped to the architecture's 255 and a kernel's
-`.maxnreg`, as ptxas clamps and spills. Pure analysis of the IR: nothing
-here executes or imports the simulator.
+ptxas's scheduler is approximated per basic block: loads, texture
+fetches, shuffles and atomics move up with the instructions computing
+their operands, HOIST_WINDOW instructions at most, or without bound while
+the kernel fits full occupancy (FULL_OCCUPANCY_REGISTERS), the way ptxas
+trades registers for latency only while they are free; and a freed
+register is not reused for REUSE_DISTANCE instructions. Those two
+constants are fitted to `ptxas -v` over tests/data/ptx_corpus
+(benchmarks/bench_regcount.py measures the fit). Above full occupancy the
+count gets a safety margin so the simulated GPU never places more blocks
+per SM than a real one.
+
+It deliberately does not model ptxas's rematerialisation of ordinary
+arithmetic, if-conversion, instruction selection or spilling (the count
+is clamped to the architecture's 255 and a kernel's `.maxnreg`, as ptxas
+clamps and spills), nor `-G` builds, which ptxas compiles at -O0. Pure
+analysis of the IR: nothing here executes or imports the simulator.
 """
 from __future__ import annotations
 
@@ -58,20 +69,25 @@ OCCUPANCY_MARGIN = 0.10
 #: one of the next few SASS instructions (it spreads values over the file
 #: while it is not short of registers): a freed register stays taken this
 #: many instructions. Fitted to ptxas -v over the corpus.
-REUSE_DISTANCE = 3
+REUSE_DISTANCE = 2
 #: How many instructions earlier ptxas's scheduler issues a load, texture
-#: fetch or shuffle than the PTX has it (dependencies permitting). Fitted.
+#: fetch, shuffle or atomic than the PTX has it (dependencies permitting),
+#: in a kernel above full occupancy. Fitted.
 HOIST_WINDOW = 16
+#: The window of a kernel that fits full occupancy: unbounded in practice.
+FREE_HOIST_WINDOW = 1 << 20
 
 #: Extra 32-bit temporaries live during the SASS expansion of an
-#: instruction, keyed by (opcode, first rounding/approx modifier or "",
-#: type). Measured with `ptxas -arch=sm_80 -v` on one-instruction kernels
-#: (the count minus that of the same kernel with a `mul`).
+#: instruction (ptxas turns IEEE division, reciprocal and square root and
+#: integer division into multi-instruction sequences with a slow-path
+#: subroutine), keyed by (opcode, type). Measured: ptxas -arch=sm_80 -v's
+#: count of a kernel doing one such operation on loaded values minus our
+#: count of it without the temporaries (CUDA 13.0).
 EXPANSION_TEMPS: dict[tuple[str, str], int] = {
-    ("div", "f32"): 4, ("div", "f64"): 10, ("rcp", "f32"): 3, ("rcp", "f64"): 2,
-    ("sqrt", "f32"): 0, ("sqrt", "f64"): 6, ("rsqrt", "f64"): 2,
-    ("div", "s64"): 10, ("div", "u64"): 10, ("rem", "s64"): 6, ("rem", "u64"): 6,
-    ("div", "s32"): 2, ("div", "u32"): 2, ("rem", "s32"): 2, ("rem", "u32"): 2,
+    ("div", "f32"): 7, ("rcp", "f32"): 6, ("sqrt", "f32"): 3,
+    ("div", "f64"): 14, ("rcp", "f64"): 4, ("sqrt", "f64"): 10,
+    ("div", "s64"): 11, ("div", "u64"): 11, ("rem", "s64"): 7, ("rem", "u64"): 7,
+    ("div", "s32"): 5, ("div", "u32"): 5, ("rem", "s32"): 5, ("rem", "u32"): 5,
 }
 _APPROX = frozenset({"approx", "full"})
 
@@ -166,11 +182,14 @@ def _long_latency(inst: ir.Instruction) -> bool:
     op = inst.opcode
     if op in ("ld", "ldu"):
         return "param" not in inst.modifiers
-    return op in ("tex", "tld4", "suld", "ldmatrix", "shfl", "atom") or op == "wmma" and "load" in inst.modifiers
+    # (matrix fragment loads are not: each fills a group of registers the
+    # next mma consumes, and ptxas keeps them next to it)
+    return op in ("tex", "tld4", "suld", "shfl", "atom")
 
 
 def schedule_block(insts: list[ir.Instruction],
-                   vanishes: "Callable[[ir.Instruction], bool]" = lambda inst: False) -> list[ir.Instruction]:
+                   vanishes: "Callable[[ir.Instruction], bool]" = lambda inst: False,
+                   window: int = HOIST_WINDOW) -> list[ir.Instruction]:
     """The order ptxas's scheduler gives a basic block, approximately:
     long-latency instructions (loads, texture fetches, shuffles) move up
     to HOIST_WINDOW SASS instructions earlier (instructions that `vanishes`
@@ -189,6 +208,14 @@ def schedule_block(insts: list[ir.Instruction],
     last_write = -1e9                  # key of the last write/fence
     reads_since = -1e9                 # highest key of a read since then
     eps = 1.0 / (4 * len(body) + 4)
+    # a load moves up together with the instructions computing its address
+    hoist = [False] * len(body)
+    wanted: set[str] = set()
+    for i in range(len(body) - 1, -1, -1):
+        dests, srcs = split_operands(body[i])
+        if _long_latency(body[i]) or (_memory_role(body[i]) == "" and wanted.intersection(dests)):
+            hoist[i] = True
+            wanted.update(srcs)
     sass = 0
     highest = -1e9                     # the largest key so far (a fence follows everything)
     for i, inst in enumerate(body):
@@ -198,7 +225,7 @@ def schedule_block(insts: list[ir.Instruction],
         dests, srcs = split_operands(inst)
         if inst.guard is not None:
             srcs = srcs + [inst.guard.name]
-        k = -1e9 if free else float(sass - HOIST_WINDOW) if _long_latency(inst) else float(sass) + i * eps / 2
+        k = -1e9 if free else float(sass - window) if hoist[i] else float(sass) + i * eps / 2
         for r in srcs:
             k = max(k, producer.get(r, -1e9) + eps)
         for r in dests:
@@ -237,9 +264,10 @@ class FunctionPressure:
 
 
 class _Function:
-    def __init__(self, fn: ir.Function, module: ir.Module) -> None:
+    def __init__(self, fn: ir.Function, module: ir.Module, window: int = HOIST_WINDOW) -> None:
         self.fn = fn
         self.module = module
+        self.window = window
         blocks: list[list[ir.Instruction]] = [[]]
         block_labels: list[list[str]] = [[]]
         for s in fn.body or []:
@@ -263,7 +291,7 @@ class _Function:
         for b, (insts, names) in enumerate(zip(blocks, block_labels)):
             for name in names:
                 self.labels[name] = len(self.insts)
-            self.insts += schedule_block(insts, self._vanishes)
+            self.insts += schedule_block(insts, self._vanishes, window)
             self.block_of += [b] * len(insts)
 
     def _rematerialisable(self) -> set[str]:
@@ -470,7 +498,7 @@ class _Function:
         for i, b in enumerate(self.block_of):
             starts.setdefault(b, i)
         for (b, r), (first, last) in spans.items():
-            for i in range(max(starts[b], first - HOIST_WINDOW), last + 1):
+            for i in range(max(starts[b], first - self.window), last + 1):
                 extra[i] += self.words[r]
 
 
@@ -483,9 +511,13 @@ def _expansion(inst: ir.Instruction) -> int:
     return EXPANSION_TEMPS.get((inst.opcode, inst.modifiers[-1] if inst.modifiers else ""), 0)
 
 
-def function_pressures(module: ir.Module) -> dict[str, FunctionPressure]:
-    return {name: _Function(fn, module).analyse()
-            for name, fn in module.functions.items() if fn.body is not None}
+def function_pressures(module: ir.Module, window: int = HOIST_WINDOW,
+                       names: "set[str] | None" = None) -> dict[str, FunctionPressure]:
+    """Each function's pressure (callees excluded) with loads hoisted up
+    to `window` instructions; `names` limits it to those functions."""
+    return {name: _Function(fn, module, window).analyse()
+            for name, fn in module.functions.items()
+            if fn.body is not None and (names is None or name in names)}
 
 
 def _allocated(words: int) -> int:
@@ -494,11 +526,10 @@ def _allocated(words: int) -> int:
     return BASE_REGISTERS + max(words - 1, 0) if words else BASE_REGISTERS
 
 
-def register_count(module: ir.Module, entry: str,
-                   pressures: dict[str, FunctionPressure] | None = None) -> int:
-    """The registers per thread ptxas would report for kernel `entry`."""
-    pressures = pressures if pressures is not None else function_pressures(module)
-
+def _base_count(module: ir.Module, entry: str, pressures: dict[str, FunctionPressure]) -> int:
+    """The count before the occupancy margin and .maxnreg: the worst of
+    the kernel's own pressure and, at each call, the values live across it
+    plus the callee's need; the ABI's floor when a call follows the ABI."""
     def need(name: str, chain: frozenset[str]) -> tuple[int, bool]:
         p = pressures.get(name)
         if p is None:   # extern (vprintf, __assertfail): only the ABI floor is known
@@ -518,8 +549,37 @@ def register_count(module: ir.Module, entry: str,
 
     words, abi = need(entry, frozenset({entry}))
     count = _allocated(words) + REPORTED_OVERHEAD
-    if abi:
-        count = max(count, ABI_CALL_FLOOR)
+    return max(count, ABI_CALL_FLOOR) if abi else count
+
+
+def _reachable(pressures: dict[str, FunctionPressure], entry: str) -> set[str]:
+    seen, todo = set(), [entry]
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in pressures:
+            continue
+        seen.add(n)
+        todo += [c for c, _ in pressures[n].calls if c is not None]
+    return seen
+
+
+def register_count(module: ir.Module, entry: str,
+                   pressures: dict[str, FunctionPressure] | None = None,
+                   free: dict[str, FunctionPressure] | None = None) -> int:
+    """The registers per thread ptxas would report for kernel `entry`.
+
+    ptxas's scheduler hoists loads freely while the kernel still fits the
+    registers of full occupancy (FULL_OCCUPANCY_REGISTERS) and becomes
+    register-aware beyond: so a kernel below that is counted with every
+    load hoisted as far as its operands allow (`free`), up to that bound,
+    and above it with loads hoisted HOIST_WINDOW instructions."""
+    pressures = pressures if pressures is not None else function_pressures(module)
+    count = _base_count(module, entry, pressures)
+    if count < FULL_OCCUPANCY_REGISTERS:
+        reach = _reachable(pressures, entry)
+        if free is None or not reach <= free.keys():
+            free = function_pressures(module, FREE_HOIST_WINDOW, reach)
+        count = max(count, min(_base_count(module, entry, free), FULL_OCCUPANCY_REGISTERS))
     if count > FULL_OCCUPANCY_REGISTERS:
         count += math.ceil(count * OCCUPANCY_MARGIN)
     fn = module.functions.get(entry)
@@ -530,7 +590,13 @@ def register_count(module: ir.Module, entry: str,
 
 
 def register_counts(module: ir.Module) -> dict[str, int]:
-    """Every kernel's count (one liveness pass per function)."""
+    """Every kernel's count (one liveness pass per function, a second with
+    free hoisting for the functions of kernels below full occupancy)."""
     pressures = function_pressures(module)
-    return {name: register_count(module, name, pressures)
-            for name, fn in module.functions.items() if fn.kind == "entry" and fn.body is not None}
+    entries = [name for name, fn in module.functions.items() if fn.kind == "entry" and fn.body is not None]
+    small: set[str] = set()
+    for name in entries:
+        if _base_count(module, name, pressures) < FULL_OCCUPANCY_REGISTERS:
+            small |= _reachable(pressures, name)
+    free = function_pressures(module, FREE_HOIST_WINDOW, small)
+    return {name: register_count(module, name, pressures, free) for name in entries}
