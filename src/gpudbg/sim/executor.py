@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpudbg.sim import cluster as _cluster
-from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits, schedule,
-                        sm_pool, timing)
+from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits, param_window,
+                        schedule, sm_pool, timing)
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
@@ -158,6 +158,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                             if tap is not None:
                                 tap.wave_end(X)
                         finally:
+                            param_window.release(X)
                             total += X.thread_instructions
                             steps += X.steps
                             cycles += X.cycles

@@ -17,6 +17,7 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
+from gpudbg.sim import param_window
 from gpudbg.sim.memory import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
 from gpudbg.sim.memory.spaces import AccessType
 from gpudbg.sim.ops import cluster_ops
@@ -346,8 +347,12 @@ def build_cvta(inst, tc) -> Built:
     dt = t.dtype
     if space in ("global", "const"):
         return Built(lambda X, idx: d(X, idx, np.asarray(a(X, idx)).astype(dt)))
-    if space == "param":
-        raise UnsupportedInstruction("cvta.param is not supported")
+    if space == "param":      # a kernel parameter's generic address (sim/param_window.py)
+        if to:
+            raise UnsupportedInstruction("cvta.to.param (a generic address back to the parameter space) "
+                                         "is not supported")
+        return Built(lambda X, idx: d(X, idx, (np.asarray(a(X, idx))
+                                               + np.uint64(param_window.generic_base(X))).astype(dt)))
     base = np.uint64(SHARED_WINDOW_BASE if space == "shared" else LOCAL_WINDOW_BASE)
     if to:
         return Built(lambda X, idx: d(X, idx, (np.asarray(a(X, idx)) - base).astype(dt)))
