@@ -100,9 +100,19 @@ def _swizzled(box: np.ndarray) -> np.ndarray:
     return chunks[c ^ ((c >> 3) & 7)].reshape(-1).view(np.float32)
 
 
-@pytest.mark.parametrize("x0,y0,swizzle", [(8, 4, 0), (80, -3, 0), (-5, 66, 3)], ids=["inside", "edge", "swizzled"])
-def test_tma_box_load_and_store(ctx, x0, y0, swizzle):
-    ptx = compile_ptx(SRC, ["-arch=compute_90", "-std=c++17"], "tma.cu")
+# the maps as __grid_constant__ parameters: the instruction gets their generic
+# addresses (cvta.param), as CUDA's TMA examples pass them
+GRID_CONSTANT = SRC.replace("const TMap* in_map, const TMap* out_map",
+                            "const __grid_constant__ TMap in_map, const __grid_constant__ TMap out_map") \
+    .replace('"l"(in_map)', '"l"(&in_map)').replace('"l"(out_map)', '"l"(&out_map)')
+
+
+@pytest.mark.parametrize("x0,y0,swizzle,by_value", [(8, 4, 0, False), (80, -3, 0, False), (-5, 66, 3, False),
+                                                    (80, -3, 3, True)],
+                         ids=["inside", "edge", "swizzled", "grid_constant"])
+def test_tma_box_load_and_store(ctx, x0, y0, swizzle, by_value):
+    ptx = compile_ptx(GRID_CONSTANT if by_value else SRC, ["-arch=compute_90", "-std=c++17"], "tma.cu")
+    assert ("cvta.param" in ptx) == by_value
     mod = load_module(ptx)
     src = np.random.RandomState(5).standard_normal((H, PITCH)).astype(np.float32)
     dst = np.full((H, PITCH), -7.0, np.float32)
@@ -111,10 +121,10 @@ def test_tma_box_load_and_store(ctx, x0, y0, swizzle):
     for base in (d_src, d_dst):
         r, raw = encode(F32, base, [W, H], [PITCH * 4], [BOX_X, BOX_Y], [1, 1], swizzle=swizzle)
         assert r == 0
-        maps.append(to_device(np.frombuffer(raw, np.uint8).copy()))
+        maps.append((ctypes.c_uint8 * 128).from_buffer_copy(raw) if by_value
+                    else ctypes.c_uint64(to_device(np.frombuffer(raw, np.uint8).copy())))
     dump = dalloc(256 * 4)
-    p = Params(ctypes.c_uint64(maps[0]), ctypes.c_uint64(maps[1]), ctypes.c_uint64(dump), ctypes.c_int(x0),
-               ctypes.c_int(y0))
+    p = Params(maps[0], maps[1], ctypes.c_uint64(dump), ctypes.c_int(x0), ctypes.c_int(y0))
     check(L.cuLaunchKernel(function(mod, "tma_load_store"), 1, 1, 1, 64, 1, 1, 0, 0, p.addr, 0))
     box = _expected_box(src[:, :W], x0, y0)
     landed = from_device(dump, np.zeros(256, np.float32))
