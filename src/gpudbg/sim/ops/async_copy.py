@@ -23,7 +23,8 @@ in the unit until the copy completes. The forms are the PTX ISA's:
   cp.async.bulk.tensor.{1-5}d.global.shared::cta{.tile}.bulk_group
       [tensorMap, {coords}], [src]
       (tensor maps from cuTensorMapEncodeTiled, sim/tensor_map.py; the map
-      is a kernel parameter named in the instruction or at a global address)
+      is a kernel parameter named in the instruction, or at a generic address:
+      global memory or a __grid_constant__ parameter via cvta.param)
 
 .multicast::cluster (a ctaMask operand after [mbar]) lands the bytes in
 every named block of the cluster, each completing its own mbarrier.
