@@ -456,9 +456,11 @@ class Frontend:
 
     def _launch(self, descriptor_address: int) -> None:
         mem = self.gpu.memory
-        with self.cv:   # host threads change the allocation table under this lock (the next descriptors)
-            d = C.decode_descriptor(bytes(mem.view(descriptor_address, C.DESCRIPTOR_BYTES)))
-            params = bytes(mem.view(d["param_address"], d["param_size"])) if d["param_size"] else b""
+        # Without the GPU's lock: the allocation table is read as one consistent
+        # snapshot (GlobalMemory.find), and the driver frees or reuses a launch
+        # block only after this LAUNCH's fence retired.
+        d = C.decode_descriptor(bytes(mem.view(descriptor_address, C.DESCRIPTOR_BYTES)))
+        params = bytes(mem.view(d["param_address"], d["param_size"])) if d["param_size"] else b""
         function = self.gpu.functions.get(d["code_address"])
         if function is None:
             raise AccessFault(CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_PC, self._code_space(),
