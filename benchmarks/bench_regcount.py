@@ -46,8 +46,11 @@ def ptxas_counts(text: str, ptxas: str) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "k.ptx"
         src.write_text(text)
-        r = subprocess.run([ptxas, f"-arch={arch}", "-v", str(src), "-o", str(Path(d) / "k.cubin")],
-                           capture_output=True, text=True, timeout=600)
+        cmd = [ptxas, f"-arch={arch}", "-v", str(src), "-o", str(Path(d) / "k.cubin")]
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if r.returncode != 0 and "Unresolved extern function" in r.stderr:
+            # -rdc PTX (device-side launches) links later: compile it relocatable
+            r = subprocess.run(cmd + ["-c"], capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError(r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "ptxas failed")
     out: dict[str, int] = {}
