@@ -82,6 +82,27 @@ def _memory_role(inst: ir.Instruction) -> str:
     return ""
 
 
+_SPACES = ("global", "shared", "local", "param", "generic")
+
+
+def _space(inst: ir.Instruction) -> str:
+    """The state space an access names (texture and surface memory count
+    as global: surfaces are written through it)."""
+    named = [sp for sp in ("global", "shared", "local", "param")
+             if sp in inst.modifiers or f"{sp}::cta" in inst.modifiers or f"{sp}::cluster" in inst.modifiers]
+    if len(named) == 1:
+        return named[0]
+    if named:               # a copy between spaces (cp.async): orders like a generic access
+        return "generic"
+    if inst.opcode in ("tex", "tld4", "suld", "sust", "sured", "txq", "suq"):
+        return "global"
+    return "generic"
+
+
+def _aliases(space: str) -> tuple[str, ...]:
+    return _SPACES if space == "generic" else (space, "generic")
+
+
 def _long_latency(inst: ir.Instruction) -> bool:
     """Instructions whose result comes back late (memory, texture, warp
     shuffles), the ones ptxas's scheduler issues early."""
@@ -110,8 +131,8 @@ def schedule_block(insts: list[ir.Instruction], window: int,
     key = [0.0] * len(body)
     producer: dict[str, float] = {}    # register -> key of its last writer
     readers: dict[str, float] = {}     # register -> highest key of a reader since its last write
-    last_write = -1e9                  # key of the last write/fence
-    reads_since = -1e9                 # highest key of a read since then
+    last_write = dict.fromkeys(_SPACES, -1e9)     # per state space: key of the last write/fence
+    reads_since = dict.fromkeys(_SPACES, -1e9)    # per state space: highest key of a read since then
     eps = 1.0 / (4 * len(body) + 4)
     # a load moves up together with the instructions computing its address
     hoist = [False] * len(body)
@@ -136,15 +157,23 @@ def schedule_block(insts: list[ir.Instruction], window: int,
         for r in dests:
             k = max(k, producer.get(r, -1e9) + eps, readers.get(r, -1e9) + eps)
         role = _memory_role(inst)
+        # distinct state spaces never alias; a generic address may be any:
+        # an access waits for those that may alias it and records itself
+        # under its own space (a generic one under all)
+        space = "generic" if role == "fence" else _space(inst)
+        check = _aliases(space)
+        own = _SPACES if space == "generic" else (space,)
         if role == "read":
-            k = max(k, last_write + eps)
-            reads_since = max(reads_since, k)
+            k = max([k] + [last_write[sp] + eps for sp in check])
+            for sp in own:
+                reads_since[sp] = max(reads_since[sp], k)
         elif role in ("write", "fence"):
-            k = max(k, last_write + eps, reads_since + eps)
+            k = max([k] + [max(last_write[sp], reads_since[sp]) + eps for sp in check])
             if role == "fence":
                 k = max(k, highest + eps)
-            last_write = k
-            reads_since = -1e9
+            for sp in own:
+                last_write[sp] = k
+                reads_since[sp] = -1e9
         key[i] = k
         highest = max(highest, k)
         for r in srcs:
