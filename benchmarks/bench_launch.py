@@ -186,7 +186,7 @@ def main() -> None:
         for block in (32, 1):
             r, cpu = rate(make(block), n, a.repeat)
             print(f"{name:10s} block {block:2d}: {r:9,.0f} launches/s, {cpu:7.1f} us CPU/launch "
-                  f"(= {1e6 / cpu:7,.0f}/s on an idle core; target {target:,}; "
+                  f"(= {1e6 / cpu:7,.0f}/s if CPU-bound; target {target:,}; "
                   f"{npy / r:6.1f}x slower than the numpy reference)")
 
 
