@@ -31,7 +31,6 @@ from gpudbg.runtime import mc
 
 EMPTY = ".version 7.0\n.target sm_80\n.address_size 64\n.visible .entry empty()\n{\n ret;\n}\n"
 TARGET_MC, TARGET_API = 20_000, 10_000
-S = mc.mcError_t.mcSuccess if hasattr(mc, "mcError_t") else 0
 
 
 def rate(fn, n: int, repeat: int) -> tuple[float, float]:
