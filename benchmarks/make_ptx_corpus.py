@@ -3,13 +3,13 @@ with the local nvcc: each source compiled for sm_80 (sm_90 when it needs
 it) plain and with -G, xz-compressed, plus MANIFEST.tsv (what was built
 from what, with which options, and what did not compile).
 
-    python benchmarks/make_ptx_corpus.py [--samples DIR] [--out DIR]
+    python benchmarks/make_ptx_corpus.py [--samples DIR --include DIR] [--out DIR]
 
 Sources: this repository's own CUDA files (tests/data/ptx_corpus/src,
-tests/sim/kernels, tests/ptx/fixtures, tests/clients/programs) and, with
---samples, a folder of NVIDIA/cuda-samples kernel files (BSD-3-Clause;
-see tests/data/ptx_corpus/README.md for which and from where), compiled
-against the compile-only shim headers in tests/data/ptx_corpus/shim.
+tests/sim/kernels, tests/ptx/fixtures, tests/clients/programs), which are
+what is checked in; --samples adds the .cu files of a folder of yours
+(e.g. a cuda-samples checkout, with --include pointing at its Common/
+headers) to a corpus written elsewhere with --out, for a local report.
 Needs nvcc; the tests only read the checked-in result.
 """
 from __future__ import annotations
@@ -34,25 +34,27 @@ BUILDS = {"plain": [], "G": ["-G"]}
 SKIP = {("G", "own__cub_"): "skipped: -G PTX of CUB device algorithms is too large for the CI load test"}
 
 
-def compile_one(nvcc: str, src: Path, arch: str, extra: list[str]) -> tuple[str | None, str, list[str]]:
+def compile_one(nvcc: str, src: Path, arch: str, extra: list[str],
+                includes: list[Path] = ()) -> tuple[str | None, str, list[str]]:
     """(PTX text or None, error, options used); retries with -rdc=true
     (device-side launches and extern device symbols need it)."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "k.ptx"
         err = ""
         for rdc in ([], ["-rdc=true"]):
-            opts = [f"-arch={arch}", "-ptx", *extra, *rdc, "-I", str(CORPUS / "shim"), "-I", str(src.parent)]
+            opts = [f"-arch={arch}", "-ptx", *extra, *rdc, *[f"-I{d}" for d in includes], "-I", str(src.parent)]
             r = subprocess.run([nvcc, *opts, str(src), "-o", str(out)], capture_output=True, text=True,
                                timeout=900)
             if r.returncode == 0:
-                return out.read_text(), "", opts[:-4]
+                return out.read_text(), "", [f"-arch={arch}", "-ptx", *extra, *rdc]
             err = (r.stderr.strip().splitlines() or ["nvcc failed"])[0]
         return None, err, []
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--samples", type=Path, help="folder of cuda-samples .cu files")
+    ap.add_argument("--samples", type=Path, help="a folder of .cu files of yours to add (not committed here)")
+    ap.add_argument("--include", type=Path, action="append", default=[], help="an include folder for them")
     ap.add_argument("--out", type=Path, default=CORPUS)
     ap.add_argument("--only", help="rebuild only sources whose stem contains this; keep the rest")
     a = ap.parse_args(argv)
@@ -81,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                 if skip:
                     rows.append(f"{build}\t{name}\t{src.relative_to(folder.parent)}\t-\t{skip}")
                     continue
-                text, err, opts = compile_one(nvcc, src, arch, extra)
+                text, err, opts = compile_one(nvcc, src, arch, extra, a.include)
                 if text is None:
                     rows.append(f"{build}\t{name}\t{src.relative_to(folder.parent)}\t-\tFAILED: {err}")
                     print(f"{build} {name}: does not compile: {err}", file=sys.stderr)

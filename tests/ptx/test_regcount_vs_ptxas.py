@@ -17,8 +17,8 @@ from gpudbg.sim.device_model import DeviceModel, occupancy
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "ptx_corpus"
 TABLE = CORPUS / "ptxas_sm80.tsv"
-#: measured: 159 of 181 kernels (87.8%) within 25% of ptxas when the table was stored
-MEASURED_FLOOR = 0.875
+#: measured: 118 of 138 kernels (85.5%) within 25% of ptxas (the corpus holds only this repository's code)
+MEASURED_FLOOR = 0.85
 TARGET = 0.90
 
 
@@ -40,7 +40,7 @@ def within(fraction: float = 0.25) -> float:
 
 
 def test_the_table_covers_the_corpus():
-    assert len(pairs()) >= 150
+    assert len(pairs()) >= 130
     assert len({f for f, _, _, _ in pairs()}) >= 40
 
 
@@ -48,7 +48,7 @@ def test_counts_stay_within_25_percent_of_ptxas_as_often_as_measured():
     assert within() >= MEASURED_FLOOR
 
 
-@pytest.mark.xfail(strict=True, reason="issue 11 item 8 target (90% within 25%) not reached yet: 87.8% measured")
+@pytest.mark.xfail(strict=True, reason="issue 11 item 8 target (90% within 25%) not reached yet: 85.5% measured")
 def test_counts_meet_the_issue_target():
     assert within() >= TARGET
 

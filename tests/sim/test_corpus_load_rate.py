@@ -1,9 +1,9 @@
 """Load rate of the PTX corpus (tests/data/ptx_corpus: real kernels from
-CUDA samples, CUB, libcu++, cooperative groups, this repository's own
-sources, compiled by nvcc 13 plain and with -G; see its README). Loading
-only, nothing runs. The rates are printed (pytest -s) and must not fall
-below what was measured; each failure must name the instruction or
-feature that stopped it. 100% is the goal (issue 11), not asserted."""
+CUB, libcu++, cooperative groups, tensor cores, textures and this
+repository's own test sources, compiled by nvcc 13 plain and with -G; see its README). Loading
+only, nothing runs. The rates are printed (pytest -s); every module
+loads (issue 11), and were one to fail, its message must name the
+instruction or feature that stopped it."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -15,7 +15,7 @@ from gpudbg.sim.corpus_load import failure_feature, load_rate, main, summary
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "ptx_corpus"
 #: measured when the corpus was checked in: plain 53/54 (98.1%), -G 44/45 (97.8%)
-FLOORS = {"plain": 0.95, "G": 0.94}
+FLOORS = {"plain": 1.0, "G": 1.0}     # every module of the corpus loads
 
 
 @lru_cache(maxsize=None)
@@ -29,7 +29,7 @@ def test_load_rate_does_not_fall(build):
     s = summary(list(rs))
     print(f"\n{build}: {s['loaded']}/{s['modules']} PTX modules load ({100 * s['rate']:.1f}%); "
           f"failures by first unsupported feature: {s['failures_by_feature']}")
-    assert s["modules"] >= 40
+    assert s["modules"] >= 35
     assert s["rate"] >= FLOORS[build]
 
 

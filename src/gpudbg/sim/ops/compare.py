@@ -81,6 +81,9 @@ def build_setp(inst, tc) -> Built:
     return Built(run1)
 
 
+_SET_TRUE = {"bf16": np.uint16(0x3F80), "f16x2": np.uint32(0x3C003C00), "bf16x2": np.uint32(0x3F803F80)}
+
+
 @op("set")
 def build_set(inst, tc) -> Built:
     m = Mods(inst)
@@ -94,12 +97,13 @@ def build_set(inst, tc) -> Built:
     compute = _comparison(inst, tc, m, st, ftz)
     m.finish()
     d = tc.writer(inst.operands[0])
-    if dt.name == "f32":
-        one = np.float32(1.0)
-        zero = np.float32(0.0)
-    else:
-        one = np.array(0xFFFFFFFF, dtype=np.uint32).view(dt.dtype)[()]
-        zero = dt.dtype.type(0)
+    # true is 1.0 for a floating-point destination (bf16 and the packed x2
+    # types are held as raw bits: 0x3F80, and 1.0 in each half), all ones for
+    # an integer one; false is 0
+    one = _SET_TRUE.get(dt.name)
+    if one is None:
+        one = np.array(-1).astype(dt.dtype) if dt.kind in ("u", "s", "b") else dt.dtype.type(1.0)
+    zero = dt.dtype.type(0)
 
     def run(X, idx):
         r, comb = compute(X, idx)
