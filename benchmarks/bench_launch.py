@@ -4,7 +4,10 @@
 patterns:
 
 - queued: N launches, then one mcStreamSynchronize / gpudbg.synchronize();
-- synchronous: launch + synchronize each time.
+- synchronous: launch + synchronize each time;
+
+and the host thread's share of a queued mc launch alone, measured with the
+device held idle behind a stream wait.
 
 Every check stays on (argument validation, the sanitizer's event interface,
 the debugger's hooks). Beside each figure the same run measures a reference,
@@ -89,6 +92,31 @@ def api_sync(k, block: int):
             launch()
             gpudbg.synchronize()
     return run
+
+
+def mc_host_only(f, block: int, n: int, repeat: int) -> float:
+    """Host-thread CPU microseconds per mcLaunchKernel with the device idle:
+    the stream first waits (mcStreamWaitValue32) on a word that a
+    non-blocking stream sets after the n launches are queued, so the host's
+    share is measured without the device thread running beside it. n must
+    fit in the stream's ring (about 120 launches)."""
+    err, word = mc.mcMalloc(4)
+    assert err == 0 and mc.mcMemset(word, 0, 4)[0] == 0
+    err, other = mc.mcStreamCreateWithFlags(1)        # mcStreamNonBlocking
+    assert err == 0
+    best = float("inf")
+    for gen in range(1, repeat + 1):
+        assert mc.mcStreamWaitValue32(None, word, gen, 0)[0] == 0
+        t = time.thread_time()
+        for _ in range(n):
+            if mc.mcLaunchKernel(f, 1, block, [], 0, None)[0] != 0:
+                raise RuntimeError("launch failed")
+        best = min(best, time.thread_time() - t)
+        assert mc.mcStreamWriteValue32(other, word, gen, 0)[0] == 0
+        assert mc.mcDeviceSynchronize()[0] == 0
+    mc.mcStreamDestroy(other)
+    mc.mcFree(word)
+    return best / n * 1e6
 
 
 # ------------------------------------------------------------------ references
@@ -180,6 +208,8 @@ def main() -> None:
     (calls, calls_cpu), (npy, npy_cpu) = rate(ref_calls, n * 10, a.repeat), rate(ref_numpy, n * 10, a.repeat)
     print(f"reference: 5-deep Python no-op call chain {calls:,.0f}/s ({calls_cpu:.2f} us CPU each); "
           f"numpy arange(32)+copyto {npy:,.0f}/s ({npy_cpu:.2f} us CPU each)")
+    host = mc_host_only(f, 32, 100, max(a.repeat, 5))
+    print(f"mc host share, device idle, block 32: {host:7.1f} us host CPU/launch")
     for name, make in patterns.items():
         target = TARGET_MC if name.startswith("mc") else TARGET_API
         for block in (32, 1):
