@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 PORTABLE_CLUSTER_SIZE = 8
+CLUSTER_BARRIER = -3          # bar_wait of threads parked at barrier.cluster.wait
 GPC_COUNT = 8                 # graphics processing clusters of an H100
 RANK_SHIFT = 24               # shared offsets are below 16 MiB; ranks live above
 OFFSET_MASK = (1 << RANK_SHIFT) - 1

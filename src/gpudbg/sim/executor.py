@@ -308,6 +308,8 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
                     break
             if tap is not None and b.kind == "barrier":
                 instrument.emit_barrier_arrival(tap, X, pc, b.info, sel)
+            elif tap is not None and "sync_op" in b.info:    # bar.warp.sync (sim/warp_barrier.py)
+                instrument.emit_warp_sync(tap, X, pc, b.info, sel)
             b.control(X, sel, pc)
             break
     except LaneFault as e:

@@ -11,8 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from gpudbg.sim.faults import FAULTING_LANES_KEPT, CUDBGException, FaultReport, HangKind
+from gpudbg.sim.cluster import CLUSTER_BARRIER
 from gpudbg.sim.mbarrier import MBAR_WAIT
 from gpudbg.sim.state import PARKED
+from gpudbg.sim.warp_barrier import WARP_SYNC
+
+# waits that are not CTA barriers (bar_wait < 0), as a report names them
+_SPECIAL_WAITS = {CLUSTER_BARRIER: "barrier.cluster.wait", WARP_SYNC: "bar.warp.sync (__syncwarp)"}
 
 
 class FaultReporting:
@@ -88,6 +93,13 @@ class FaultReporting:
         b = int(self.layout.block_of[slot])
         in_block = parked[self.layout.block_of[parked] == b]
         bid = int(self.bar_wait[slot])
+        if bid in _SPECIAL_WAITS:     # barrier.cluster.wait, bar.warp.sync: not a CTA barrier's counters
+            msg = (f"barrier deadlock: {len(parked)} thread(s) wait in {_SPECIAL_WAITS[bid]} (the first: "
+                   f"thread {self.thread_idx_of(slot)} of block {self.block_idx_of(slot)}) for threads that "
+                   f"cannot arrive: every other thread has exited or waits elsewhere")
+            r = self._report(CUDBGException.CUDBG_EXCEPTION_NONE, msg, int(self.park_pc[slot]) - 1, slot)
+            r.hang = HangKind.BARRIER_DEADLOCK
+            return r
         pc = int(self.park_pc[slot]) - 1
         live = int(self.block_live[b])
         exp = int(self.bar_expected[b, bid]) or live

@@ -36,8 +36,10 @@ import numpy as np
 
 from gpudbg.driver.watchdog import ENV_TIMEOUT, HangTimeoutError, hang_timeout
 from gpudbg.sim.faults import CUDBGException, FaultReport, HangKind, KernelFault
+from gpudbg.sim.cluster import CLUSTER_BARRIER
 from gpudbg.sim.mbarrier import MBAR_WAIT
 from gpudbg.sim.state import EXITED, PARKED
+from gpudbg.sim.warp_barrier import WARP_SYNC
 
 CHECK_STEPS = 64          # scheduler steps between two looks at the clock and the cancel flag
 ENV_BUDGET = "GPUDBG_INSTRUCTION_BUDGET"
@@ -166,8 +168,12 @@ class KernelWatch:
                 f"to disable)")
 
 
+_SPECIAL_WAITS = {MBAR_WAIT: "waiting in mbarrier.try_wait", CLUSTER_BARRIER: "waiting in barrier.cluster.wait",
+                  WARP_SYNC: "waiting in bar.warp.sync"}
+
+
 def _waiting_at(bar: int) -> str:
-    return "waiting in mbarrier.try_wait" if bar == MBAR_WAIT else f"waiting at barrier {bar}"
+    return _SPECIAL_WAITS.get(bar, f"waiting at barrier {bar}")
 
 
 def _location(X, pc: int) -> str:

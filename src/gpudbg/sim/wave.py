@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gpudbg.sim import launch_limits, reserved_smem
+from gpudbg.sim import launch_limits, reserved_smem, warp_barrier
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
@@ -204,6 +204,8 @@ class WaveExecution(FaultReporting):
         self.plan = plan
         self.cluster_dim = plan.cluster
         self.cluster_barrier = None   # barrier.cluster state (sim/cluster.py), on first use
+        self.warp_sync_mask = None    # bar.warp.sync masks of parked lanes (sim/warp_barrier.py)
+        self.warp_sync_parked = 0
         n = self.n = L.nthreads
         self.all_slots = res.all_slots(n)
         prog = self.program
@@ -496,6 +498,8 @@ class WaveExecution(FaultReporting):
         released_any = False
         if self.cluster_barrier is not None and self.cluster_barrier.release(self):
             return True     # barrier.cluster (sim/ops/cluster_ops.py): a phase completed
+        if self.warp_sync_parked and warp_barrier.release(self):
+            return True     # bar.warp.sync: lanes whose mask's other lanes exited
         if final and self.async_unit is not None and self.async_unit.flush_stalled(self):
             return True     # copies in flight landed: they may have completed an mbarrier phase
         if not self._bars_own:      # no arrival yet in this wave

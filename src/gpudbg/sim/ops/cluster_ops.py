@@ -21,7 +21,7 @@ from gpudbg.sim.memory import SHARED_WINDOW_BASE, WINDOW_SIZE, AccessFault, Spac
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 from gpudbg.sim.state import PARKED
 
-CLUSTER_BARRIER = 1 << 20    # bar_wait id of threads parked at barrier.cluster.wait
+CLUSTER_BARRIER = cluster.CLUSTER_BARRIER
 
 U32 = PTX_TYPES["u32"]
 

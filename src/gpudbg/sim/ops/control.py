@@ -16,6 +16,7 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
+from gpudbg.sim import warp_barrier
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 
@@ -213,8 +214,11 @@ def build_bar(inst, tc) -> Built:
         m.flag("sync")
         m.finish()
         mask = tc.reader(inst.operands[0], U32) if inst.operands else None
-        # a no-op for the lowest-pc schedule; tools see its mask (sim/instrument.py)
-        return Built(lambda X, idx: None, info={"sync_op": "bar.warp.sync", "sync_mask": mask})
+
+        def warp_sync(X, idx, pc):
+            warp_barrier.arrive(X, idx, pc, 0xFFFFFFFF if mask is None else mask(X, idx))
+        # a barrier of the mask's lanes (sim/warp_barrier.py); tools see its mask (sim/instrument.py)
+        return Built(control=warp_sync, kind="warp_sync", info={"sync_op": "bar.warp.sync", "sync_mask": mask})
     mode = m.take("sync", "arrive", "red")
     if mode is None:
         mode = "sync"  # bar 0 is bar.sync 0
