@@ -39,6 +39,7 @@ from gpudbg.sim import launch_limits
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory import AccessFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
+from gpudbg.sim.ops.builtins import _set_return
 
 MAX_NESTING_DEPTH = 24            # CUDA: a launch from depth 24 fails
 
@@ -151,17 +152,6 @@ def _u(X, idx, arg_src, i, nbytes=8) -> np.ndarray:
 
 def _dim3(X, idx, arg_src, i) -> np.ndarray:
     return _raw(X, idx, arg_src, i, 12).view("<u4").reshape(-1, 3)
-
-
-def _set_return(X, idx, ret_names, values, dtype) -> None:
-    if not ret_names or ret_names[0] is None:
-        return
-    store = X.params[ret_names[0]]
-    raw = np.ascontiguousarray(np.asarray(values, dtype=dtype)).view(np.uint8).reshape(-1, dtype.itemsize)
-    if idx is None:
-        store[:, :dtype.itemsize] = raw
-    else:
-        store[idx, :dtype.itemsize] = raw
 
 
 def _thread_key(X, slot: int) -> tuple:
