@@ -1,7 +1,8 @@
 """The loader gives each kernel the register count ptxas would (the
 allocator of gpudbg.ptx.regalloc), not the PTX's declared virtual
-registers: the tiled matmul of issue 11 declares 129 words but ptxas
-allocates 32, and occupancy must follow the allocation."""
+registers: a register-tiled SGEMM declares 743 words where ptxas allocates
+64 (issue 11's tiled matmul: 129 against 32), and occupancy must follow
+the allocation."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,7 +16,7 @@ from gpudbg.sim.gpu import SimGPU
 from gpudbg.sim.loader import load_module
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "ptx_corpus"
-MATMUL = "plain/samples__matrixMul_nvrtc_matrixMul_kernel.ptx.xz"
+MATMUL = "plain/own__register_heavy.ptx.xz"       # sgemm_4x4 and an n-body step
 
 
 def test_num_regs_is_the_allocators_count_and_close_to_ptxas():
@@ -33,6 +34,6 @@ def test_num_regs_is_the_allocators_count_and_close_to_ptxas():
             assert abs(k.num_regs - real) <= 0.25 * real
             blocks = occupancy(gpu.model, 256, k.num_regs, k.static_shared)
             assert 1 < blocks <= occupancy(gpu.model, 256, real, k.static_shared)
-            assert k.max_threads_per_block == 1024
+            assert 256 <= k.max_threads_per_block <= 1024      # what the registers allow
     finally:
         loaded.unload()
