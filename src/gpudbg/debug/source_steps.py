@@ -48,6 +48,19 @@ def _stopped_at_exception(session: Any, dev: int) -> bool:
     return reason == "EXCEPTION" or bool(getattr(session.backend, "step_hit_watchpoint", lambda d: False)(dev))
 
 
+def _steps(session: Any, dev: int, sm: int, wp: int):
+    """Single-step the warp, yielding (program, pc index, call depth) after
+    each instruction; ends when the warp is gone, the device stopped by
+    itself (an exception, a watchpoint) or the step budget is spent."""
+    for _ in range(MAX_STEPS):
+        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
+            return
+        now = _where(session, dev, sm, wp)
+        if now is None:
+            return
+        yield now
+
+
 def step_line(session: Any, dev: int, sm: int, wp: int, over_calls: bool) -> None:
     start = _where(session, dev, sm, wp)
     if start is None:
@@ -55,13 +68,7 @@ def step_line(session: Any, dev: int, sm: int, wp: int, over_calls: bool) -> Non
     prog, pc, depth0 = start
     e0 = _line(session, prog, pc)
     origin = (e0.file, e0.line) if e0 is not None else None
-    for _ in range(MAX_STEPS):
-        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
-            return
-        now = _where(session, dev, sm, wp)
-        if now is None:
-            return
-        prog, pc, depth = now
+    for prog, pc, depth in _steps(session, dev, sm, wp):
         if depth > depth0 and over_calls:
             continue
         e = _line(session, prog, pc)
@@ -101,11 +108,8 @@ def finish(session: Any, dev: int, sm: int, wp: int) -> None:
     depth0 = start[2]
     if depth0 == 0:
         raise BackendError("INVALID_ARGS", '"finish" not meaningful in the outermost frame.')
-    for _ in range(MAX_STEPS):
-        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
-            return
-        now = _where(session, dev, sm, wp)
-        if now is None or now[2] < depth0:
+    for _prog, _pc, depth in _steps(session, dev, sm, wp):
+        if depth < depth0:
             return
 
 
@@ -141,13 +145,7 @@ def _until_next_stepped(session: Any, dev: int, sm: int, wp: int, start: tuple) 
     prog, pc0, depth0 = start
     e0 = _line(session, prog, pc0)
     origin = (e0.file, e0.line) if e0 is not None else None
-    for _ in range(MAX_STEPS):
-        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
-            return
-        now = _where(session, dev, sm, wp)
-        if now is None:
-            return
-        prog, pc, depth = now
+    for prog, pc, depth in _steps(session, dev, sm, wp):
         if depth > depth0:
             continue
         if depth < depth0:
@@ -174,16 +172,14 @@ def run_to(session: Any, dev: int, sm: int, wp: int, addresses: set[int], any_fr
     if fast is not None:
         fast(dev, sm, wp, set(addresses), None if any_frame else depth0, depth0)
         return
-    for _ in range(MAX_STEPS):
-        if not session.single_step_warp(dev, sm, wp, 1) or _stopped_at_exception(session, dev):
-            return
-        now = _where(session, dev, sm, wp)
-        if now is None:
-            return
-        prog, pc, depth = now
+    taken = 0
+    for prog, pc, depth in _steps(session, dev, sm, wp):
+        taken += 1
         if depth < depth0:
             return
         if prog is not None and pc is not None and prog.code_address(pc) in addresses \
                 and (any_frame or depth <= depth0):
             return
+    if taken < MAX_STEPS:
+        return      # the warp exited or the device stopped on its own
     raise BackendError("TIMEOUT", f"the location was not reached within {MAX_STEPS} instructions of the warp")
