@@ -22,17 +22,15 @@ cu* call, named as called, never CUDA_ERROR_NOT_READY.
 from __future__ import annotations
 
 import functools
-import os
 import struct
 import sys
 import threading
-import traceback
 from typing import Any, Callable
 
 from gpudbg.cabi import NullPointer, StaleHandle, handles
 from gpudbg.driver.context import STREAM_PER_THREAD
 from gpudbg.driver.engine import get_engine
-from gpudbg.driver.status import CUresult, EngineError
+from gpudbg.driver.status import CUresult, EngineError, describe_exception
 
 R = CUresult
 
@@ -51,21 +49,6 @@ class HandleKind:
     MEMPOOL = "CUmemoryPool"
     GRAPH = "CUgraph"
     GRAPH_EXEC = "CUgraphExec"
-
-
-def _describe(e: BaseException) -> str:
-    """'Type: text at file:line' of an exception, never failing itself."""
-    try:
-        text = str(e)
-    except Exception:
-        text = "(unprintable)"
-    where = ""
-    try:
-        frame = traceback.extract_tb(e.__traceback__)[-1]
-        where = f" at {os.path.basename(frame.filename)}:{frame.lineno} ({frame.name})"
-    except Exception:
-        pass
-    return f"{type(e).__name__}: {text[:300]}{where}"
 
 
 def fail(status: CUresult, message: str) -> EngineError:
@@ -99,7 +82,7 @@ def _failed(name: str, outer: bool, status: CUresult, message: str) -> int:
             try:
                 hook(name, status, message)
             except Exception as e:   # an observer's bug must not become the C caller's traceback
-                print(f"gpudbg: an API error observer failed on {name}: {_describe(e)}", file=sys.stderr)
+                print(f"gpudbg: an API error observer failed on {name}: {describe_exception(e)}", file=sys.stderr)
     return int(status)
 
 
@@ -125,12 +108,12 @@ def entry(fn: Callable[..., Any]) -> Callable[..., int]:
                            else R.CUDA_ERROR_INVALID_HANDLE, f"{name}: {kind}")
         except (TypeError, ValueError, OverflowError, struct.error) as e:
             # a C argument that does not convert (a bad dim3, an int too big for its C type)
-            return _failed(name, outer, R.CUDA_ERROR_INVALID_VALUE, f"{name}: {_describe(e)}")
+            return _failed(name, outer, R.CUDA_ERROR_INVALID_VALUE, f"{name}: {describe_exception(e)}")
         except MemoryError as e:
-            return _failed(name, outer, R.CUDA_ERROR_OUT_OF_MEMORY, f"{name}: out of host memory ({_describe(e)})")
+            return _failed(name, outer, R.CUDA_ERROR_OUT_OF_MEMORY, f"{name}: out of host memory ({describe_exception(e)})")
         except Exception as e:
             return _failed(name, outer, R.CUDA_ERROR_UNKNOWN,
-                           f"{name}: internal error ({_describe(e)}); this is a gpudbg bug, please report it")
+                           f"{name}: internal error ({describe_exception(e)}); this is a gpudbg bug, please report it")
         finally:
             if outer:
                 _calls.name = None

@@ -146,3 +146,23 @@ class EngineError(Exception):
         self.status = status.status if isinstance(status, Cause) else CUresult(status)
         self.message = message or self.status.name
         super().__init__(f"{self.status.name}: {self.message}")
+
+
+def describe_exception(e: BaseException) -> str:
+    """'Type: text at file:line' of an unexpected exception, for the
+    internal-error messages every API layer returns (never failing itself)."""
+    import os
+    import traceback
+    try:
+        text = str(e)
+    except Exception:
+        text = "(unprintable)"
+    if len(text) > 300:
+        text = text[:300] + "..."
+    where = ""
+    try:
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        where = f" at {os.path.basename(frame.filename)}:{frame.lineno} ({frame.name})"
+    except Exception:
+        pass
+    return f"{type(e).__name__}: {text}{where}"

@@ -20,15 +20,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 import functools
-import os
 import sys
 import threading
-import traceback
 
 import numpy as np
 
 from gpudbg.driver.engine import get_engine
-from gpudbg.driver.status import EngineError
+from gpudbg.driver.status import EngineError, describe_exception
 from gpudbg.driver.watchdog import HangTimeoutError
 from gpudbg.sim.kernel_watch import LaunchSettingError
 from gpudbg.sim.schedule import ScheduleError
@@ -87,7 +85,7 @@ def notify_failure(name: str, code: mcError_t, message: str) -> None:
         try:
             hook(name, code, message)
         except Exception as e:    # an observer's bug must not turn the call into a traceback
-            print(f"gpudbg: an API error observer failed on {name}: {_describe(e)}", file=sys.stderr)
+            print(f"gpudbg: an API error observer failed on {name}: {describe_exception(e)}", file=sys.stderr)
 
 
 def add_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
@@ -98,23 +96,6 @@ def add_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
 def remove_api_error_hook(hook: Callable[[str, mcError_t, str], None]) -> None:
     if hook in _error_hooks:
         _error_hooks.remove(hook)
-
-
-def _describe(e: BaseException) -> str:
-    """'Type: text at file:line' of an exception, never failing itself."""
-    try:
-        text = str(e)
-    except Exception:
-        text = "(unprintable)"
-    if len(text) > 300:
-        text = text[:300] + "..."
-    where = ""
-    try:
-        frame = traceback.extract_tb(e.__traceback__)[-1]
-        where = f" at {os.path.basename(frame.filename)}:{frame.lineno} ({frame.name})"
-    except Exception:
-        pass
-    return f"{type(e).__name__}: {text}{where}"
 
 
 def as_mc_error(name: str, e: Exception) -> McError:
@@ -130,12 +111,12 @@ def as_mc_error(name: str, e: Exception) -> McError:
         return McError(mcError_t.mcErrorInvalidValue, f"{name}: {e}")
     if isinstance(e, MemoryError):
         return McError(mcError_t.mcErrorMemoryAllocation,
-                       f"{name}: out of host memory ({_describe(e)})")
+                       f"{name}: out of host memory ({describe_exception(e)})")
     if isinstance(e, RecursionError):
         return McError(mcError_t.mcErrorUnknown, f"{name}: input nested too deeply to process "
-                                                 f"({_describe(e)}); this is a gpudbg bug, please report it")
+                                                 f"({describe_exception(e)}); this is a gpudbg bug, please report it")
     return McError(mcError_t.mcErrorUnknown,
-                   f"{name}: internal error ({_describe(e)}); this is a gpudbg bug, please report it")
+                   f"{name}: internal error ({describe_exception(e)}); this is a gpudbg bug, please report it")
 
 
 def _api(outputs: int) -> Callable:
