@@ -216,13 +216,10 @@ def _mbarrier_arrive(inst, tc, m: Mods) -> Built:
 
 # ------------------------------------------------------------------ bulk
 
-def _bulk(inst, tc, m: Mods) -> Built:
-    if m.flag("prefetch"):
-        m.take("L2")
-        m.take("global")
-        m.finish()
-        return Built(lambda X, idx: None, info={"hint": "prefetch"})
-    multicast = m.flag("multicast::cluster")
+def _bulk_form(inst, m: Mods) -> tuple[list[str], bool, bool, list]:
+    """What the bulk copies (plain and tensor) share: their state spaces
+    in order, whether they complete an mbarrier's tx-count or a bulk
+    group, and the operands without the optional L2 cache-hint policy."""
     spaces = [s for s in inst.modifiers if s in _SPACES]
     for s in spaces:
         m.take(s)
@@ -232,6 +229,17 @@ def _bulk(inst, tc, m: Mods) -> Built:
     ops = list(inst.operands)
     if "L2::cache_hint" in inst.modifiers:
         ops.pop()
+    return spaces, tx, group, ops
+
+
+def _bulk(inst, tc, m: Mods) -> Built:
+    if m.flag("prefetch"):
+        m.take("L2")
+        m.take("global")
+        m.finish()
+        return Built(lambda X, idx: None, info={"hint": "prefetch"})
+    multicast = m.flag("multicast::cluster")
+    spaces, tx, group, ops = _bulk_form(inst, m)
     mask_r = None
     if multicast:
         if spaces != ["shared::cluster", "global"] or not tx or len(ops) != 5:
@@ -356,15 +364,7 @@ def _bulk_tensor(inst, tc, m: Mods) -> Built:
         if mode in inst.modifiers:
             raise UnsupportedInstruction(f"cp.async.bulk.tensor .{mode} is not supported (only the .tile mode)")
     m.flag("tile")
-    spaces = [s for s in inst.modifiers if s in _SPACES]
-    for s in spaces:
-        m.take(s)
-    tx = m.flag("mbarrier::complete_tx::bytes")
-    group = m.flag("bulk_group")
-    m.finish()
-    ops = list(inst.operands)
-    if "L2::cache_hint" in inst.modifiers:
-        ops.pop()
+    spaces, tx, group, ops = _bulk_form(inst, m)
     load = spaces in (["shared::cluster", "global"], ["shared::cta", "global"]) and tx and len(ops) == 3
     store = spaces == ["global", "shared::cta"] and group and len(ops) == 2
     if not (load or store):
