@@ -1,9 +1,10 @@
 """What ptxas's instruction order does to register lifetimes, from the
 PTX: which registers an instruction defines and reads, and the order a
 basic block gets when long-latency instructions (loads, texture fetches,
-shuffles, atomics) are issued early together with the instructions that
-compute their operands, within memory order (a load never passes a
-store, barrier or call: no alias analysis).
+shuffles, atomics, special-register reads) are issued early together with
+the instructions that compute their operands, within memory order (a load
+passes no barrier or call, and no store unless both address disjoint bytes
+off the same base value or different variables).
 
 Used by gpudbg.ptx.regalloc; it reorders nothing that is executed.
 """
@@ -103,6 +104,14 @@ def _aliases(space: str) -> tuple[str, ...]:
     return _SPACES if space == "generic" else (space, "generic")
 
 
+#: Special registers read by S2R, a variable-latency instruction ptxas
+#: issues early like a load (probe: every S2R of a kernel reading
+#: %tid/%ctaid/%laneid sits at its top in the SASS, its result held until
+#: the PTX's use; %ntid and the like are constant-bank operands instead).
+_S2R_SPECIALS = frozenset({"%tid", "%ctaid", "%laneid", "%warpid", "%smid", "%nsmid", "%gridid",
+                           "%lanemask_eq", "%lanemask_le", "%lanemask_lt", "%lanemask_ge", "%lanemask_gt"})
+
+
 def _long_latency(inst: ir.Instruction) -> bool:
     """Instructions whose result comes back late (memory, texture, warp
     shuffles), the ones ptxas's scheduler issues early."""
@@ -111,7 +120,49 @@ def _long_latency(inst: ir.Instruction) -> bool:
         return "param" not in inst.modifiers
     # (matrix fragment loads are not: each fills a group of registers the
     # next mma consumes, and ptxas keeps them next to it)
+
+    if op == "mov" and len(inst.operands) == 2 and isinstance(inst.operands[1], ir.SpecialRegister):
+        return inst.operands[1].name in _S2R_SPECIALS
     return op in ("tex", "tld4", "suld", "shfl", "atom")
+
+
+#: An access's extent: (base register or symbol, the key of the base
+#: register's definition (None for a symbol), first byte, bytes).
+_Footprint = tuple[str, "float | None", int, int]
+_BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4,
+          "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
+
+
+def _footprint(inst: ir.Instruction, producer: dict[str, float]) -> "_Footprint | None":
+    """The bytes a plain ld/st touches relative to its base, or None when
+    they are not known (other accesses, an unknown base)."""
+    if inst.opcode not in ("ld", "ldu", "st"):
+        return None
+    addr = next((o for o in inst.operands if isinstance(o, ir.Address)), None)
+    size = next((_BYTES[m] for m in reversed(inst.modifiers) if m in _BYTES), None)
+    if addr is None or size is None:
+        return None
+    vec = next((int(m[1:]) for m in inst.modifiers if m in ("v2", "v4", "v8")), 1)
+    if isinstance(addr.base, ir.Symbol):
+        return addr.base.name, None, addr.offset, size * vec
+    if isinstance(addr.base, ir.Register):
+        return addr.base.name, producer.get(addr.base.name, -1e9), addr.offset, size * vec
+    return None
+
+
+def _may_alias(a: "_Footprint | None", b: "_Footprint | None") -> bool:
+    """Two accesses are independent when they address disjoint bytes off
+    the same base value, or two different variables; ptxas disambiguates
+    so (probe: `ld [%rd+4j]; st [%rd+4j]` repeated j = 0..3 issues all
+    four LDGs before the first STG, 14 registers where keeping the PTX
+    order needs 8). Anything else may alias."""
+    if a is None or b is None:
+        return True
+    if a[1] is None and b[1] is None and a[0] != b[0]:
+        return False            # two different variables
+    if a[0] != b[0] or a[1] != b[1]:
+        return True
+    return a[2] < b[2] + b[3] and b[2] < a[2] + a[3]
 
 
 def schedule_block(insts: list[ir.Instruction], window: int,
@@ -131,8 +182,9 @@ def schedule_block(insts: list[ir.Instruction], window: int,
     key = [0.0] * len(body)
     producer: dict[str, float] = {}    # register -> key of its last writer
     readers: dict[str, float] = {}     # register -> highest key of a reader since its last write
-    last_write = dict.fromkeys(_SPACES, -1e9)     # per state space: key of the last write/fence
-    reads_since = dict.fromkeys(_SPACES, -1e9)    # per state space: highest key of a read since then
+    # per state space: (key, is_write, footprint) of the accesses since the last fence
+    accesses: dict[str, list[tuple[float, bool, "_Footprint | None"]]] = {sp: [] for sp in _SPACES}
+    fenced = -1e9                      # key of the last fence
     eps = 1.0 / (4 * len(body) + 4)
     # a load moves up together with the instructions computing its address
     hoist = [False] * len(body)
@@ -163,17 +215,19 @@ def schedule_block(insts: list[ir.Instruction], window: int,
         space = "generic" if role == "fence" else _space(inst)
         check = _aliases(space)
         own = _SPACES if space == "generic" else (space,)
-        if role == "read":
-            k = max([k] + [last_write[sp] + eps for sp in check])
+        if role in ("read", "write"):
+            me = _footprint(inst, producer)
+            k = max(k, fenced + eps)
+            for sp in check:
+                for other, other_writes, where in accesses[sp]:
+                    if (role == "write" or other_writes) and other + eps > k and _may_alias(me, where):
+                        k = other + eps
             for sp in own:
-                reads_since[sp] = max(reads_since[sp], k)
-        elif role in ("write", "fence"):
-            k = max([k] + [max(last_write[sp], reads_since[sp]) + eps for sp in check])
-            if role == "fence":
-                k = max(k, highest + eps)
-            for sp in own:
-                last_write[sp] = k
-                reads_since[sp] = -1e9
+                accesses[sp].append((k, role == "write", me))
+        elif role == "fence":
+            k = max(k, highest + eps)
+            fenced = k
+            accesses = {sp: [] for sp in _SPACES}
         key[i] = k
         highest = max(highest, k)
         for r in srcs:

@@ -22,6 +22,12 @@ pairs, 128-bit values aligned quads), plus:
   the temporaries of their expansion (`EXPANSION_TEMPS`, measured from
   ptxas).
 
+* tensor-core code as ptxas lowers it on sm_80: an f16 wmma A/B fragment's
+  eight PTX registers hold m*k/64 distinct values (the rest are aliases),
+  an mma writes its result over its dying accumulator, and a wmma
+  load/store needs the per-lane addresses it expands to
+  (WMMA_ADDRESS_PAIRS, measured from ptxas).
+
 ptxas's scheduler is approximated per basic block: loads, texture
 fetches, shuffles and atomics move up with the instructions computing
 their operands, HOIST_WINDOW instructions at most, or without bound while
@@ -42,6 +48,7 @@ analysis of the IR: nothing here executes or imports the simulator.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from . import ir
 from .ptxas_schedule import TERMINATORS, schedule_block, split_operands
@@ -142,8 +149,10 @@ class _Function:
                     block_labels.append([])
         self.words: dict[str, int] = {n: _type_words(d.type, d.vector) for n, d in fn.registers.items()}
         self.insts: list[ir.Instruction] = [i for b in blocks for i in b]
+
         self.remat = self._rematerialisable()       # order-independent: computed before scheduling
         self.alias = self._offset_aliases()
+        self.alias.update(_fragment_aliases(self.insts, self.words))
         self.insts = []
         self.labels: dict[str, int] = {}
         self.block_of: list[int] = []
@@ -269,7 +278,7 @@ class _Function:
                 for d in dests:
                     u |= 0
             use[i] = u
-            extra[i] = _expansion(inst)
+            extra[i] = _expansion(inst) + 2 * _wmma_address_pairs(inst)
         self._add_materialised(extra)
         succ = self._successors()
         live_in = [0] * n
@@ -284,6 +293,7 @@ class _Function:
                 if new != live_in[i]:
                     live_in[i] = new
                     changed = True
+
 
         def words(live: int) -> int:
             return sum(w * (live & m).bit_count() for w, m in masks.items())
@@ -305,6 +315,8 @@ class _Function:
             if here > best:
                 best, peak = here, inst
             died = 0 if vanishes else words(live_in[i] & ~out)   # a copy's source lives on as its result
+            if _accumulates_in_place(inst):
+                died = max(0, died - words(kill[i] & out))
             if died:
                 recent.append((pos, died))
             if inst.opcode == "call":
@@ -359,6 +371,80 @@ class _Function:
         for (b, r), (first, last) in spans.items():
             for i in range(max(starts[b], first - self.window), last + 1):
                 extra[i] += self.words[r]
+
+
+_SHAPE = re.compile(r"m(\d+)n(\d+)k(\d+)$")
+
+
+def _fragment_aliases(insts: list[ir.Instruction], words: dict[str, int]) -> dict[str, str]:
+    """An f16 `wmma.load.a/b` fragment is eight .f16x2 registers in PTX for
+    every shape, but a warp holds each matrix element once on sm_80: an
+    m x k (or k x n) matrix is m*k/64 distinct registers per thread, and
+    ptxas loads only those (probe: loading an m16n16k16 A fragment and
+    storing its eight registers issues four LDGs, x[i+4] stored from the
+    register of x[i]; m8n32k16's A, two LDGs, x[i] from x[i % 2]). So
+    element i is an alias of element i % distinct, when each is defined
+    only there."""
+    defs: dict[str, int] = {}
+    for inst in insts:
+        for d in split_operands(inst)[0]:
+            defs[d] = defs.get(d, 0) + 1
+    alias: dict[str, str] = {}
+    for inst in insts:
+        if inst.opcode != "wmma" or "load" not in inst.modifiers or "f16" not in inst.modifiers[-1:]:
+            continue
+        shape = next((m for m in map(_SHAPE.match, inst.modifiers) if m), None)
+        frag = inst.operands[0] if inst.operands else None
+        if shape is None or not isinstance(frag, ir.Vector):
+            continue
+        m, n, k = (int(x) for x in shape.groups())
+        rows_cols = m * k if "a" in inst.modifiers else k * n if "b" in inst.modifiers else 0
+        distinct = rows_cols // 64
+        regs = [e.name for e in frag.elements if isinstance(e, ir.Register)]
+        if not distinct or len(regs) != len(frag.elements) or len(regs) <= distinct:
+            continue
+        if any(defs.get(r) != 1 or words.get(r) != 1 for r in regs):
+            continue
+        for i in range(distinct, len(regs)):
+            alias[regs[i]] = regs[i % distinct]
+    return alias
+
+
+#: 64-bit addresses a wmma.load/store's SASS expansion computes: each
+#: lane adds its own offset to the tile's address, and fragment rows a
+#: runtime stride apart need one address each. Measured (ptxas -arch=sm_80,
+#: CUDA 13.0; distinct address registers of the LDG/STG a single
+#: wmma.load.global or wmma.store.global with a runtime stride expands to),
+#: keyed by (matrix, element type, shape); any other form takes one.
+WMMA_ADDRESS_PAIRS: dict[tuple[str, str, str], int] = {
+    ("a", "f16", "m16n16k16"): 2, ("b", "f16", "m16n16k16"): 2, ("a", "bf16", "m16n16k16"): 2,
+    ("b", "bf16", "m16n16k16"): 2, ("a", "f16", "m8n32k16"): 1, ("b", "f16", "m32n8k16"): 1,
+    ("a", "tf32", "m16n16k8"): 4, ("b", "tf32", "m16n16k8"): 4, ("a", "s8", "m16n16k16"): 2,
+    ("b", "s8", "m16n16k16"): 2, ("a", "u8", "m16n16k16"): 2, ("b", "u8", "m16n16k16"): 2,
+    ("c", "f32", "m16n16k16"): 2, ("c", "f16", "m16n16k16"): 2, ("c", "s32", "m16n16k16"): 2,
+    ("c", "f32", "m16n16k8"): 2, ("d", "f32", "m16n16k16"): 2, ("d", "f16", "m16n16k16"): 2,
+    ("d", "s32", "m16n16k16"): 2, ("d", "f32", "m16n16k8"): 2,
+    ("a", "f64", "m8n8k4"): 1, ("b", "f64", "m8n8k4"): 1, ("c", "f64", "m8n8k4"): 1, ("d", "f64", "m8n8k4"): 1,
+}
+
+
+def _wmma_address_pairs(inst: ir.Instruction) -> int:
+    """The lane addresses a wmma.load/store needs while it issues (the
+    PTX address operand is only the tile's base)."""
+    if inst.opcode != "wmma" or not {"load", "store"}.intersection(inst.modifiers):
+        return 0
+    matrix = next((m for m in inst.modifiers if m in ("a", "b", "c", "d")), "")
+    shape = next((m for m in inst.modifiers if _SHAPE.match(m)), "")
+    return WMMA_ADDRESS_PAIRS.get((matrix, inst.modifiers[-1], shape), 1)
+
+
+def _accumulates_in_place(inst: ir.Instruction) -> bool:
+    """A tensor-core multiply-accumulate writes its result fragment over a
+    dying operand fragment (probe: ptxas -arch=sm_80's SASS of a wmma GEMM
+    loop is `HMMA.16816.F32 R4, R12, R20, R4`, of a single wmma with a zero
+    accumulator `HMMA.16816.F32 R8, R8, R6, RZ`): the registers it frees
+    are taken again at once, not held back like an ordinary instruction's."""
+    return inst.opcode == "mma" or inst.opcode == "wmma" and "mma" in inst.modifiers
 
 
 def _expansion(inst: ir.Instruction) -> int:

@@ -1,0 +1,180 @@
+"""The register allocator's models of what ptxas does, each on small PTX
+like the probe kernels that showed it (ptxas -arch=sm_80 -v and the SASS
+of CUDA 13.0's ptxas, figures in the comments): f16 wmma fragments whose
+eight PTX registers hold four distinct values, tensor-core accumulation
+in place, the lane addresses a wmma load expands to, S2R issued early,
+and loads moved above stores they provably do not alias."""
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpudbg.ptx.parser import parse
+from gpudbg.ptx.ptxas_schedule import _may_alias, schedule_block
+from gpudbg.ptx.regalloc import WMMA_ADDRESS_PAIRS, function_pressures, register_count
+
+HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+def module(body: str, regs: str, params: str = ".param .u64 a, .param .u64 o, .param .u32 ld"):
+    return parse(HEAD + f".visible .entry k({params})\n{{\n{regs}\n{body}\n}}\n", "t.ptx")
+
+
+def pressure(body: str, regs: str) -> int:
+    return function_pressures(module(body, regs))["k"].pressure
+
+
+def _fragment_kernel(frag_type: str, shape: str, n: int) -> tuple[str, str]:
+    """Load an A fragment and keep every register live to the end: the
+    pressure counts the registers the fragment really occupies."""
+    frag = ", ".join(f"%x{i}" for i in range(n))
+    body = f"""ld.param.u64 %rd1, [a];
+ld.param.u64 %rd2, [o];
+cvta.to.global.u64 %rd3, %rd2;
+ld.param.u32 %r1, [ld];
+wmma.load.a.sync.aligned.row.{shape}.global.{frag_type} {{{frag}}}, [%rd1], %r1;
+bar.sync 0;
+""" + "\n".join(f"st.global.b32 [%rd3+{4 * i}], %x{i};" for i in range(n)) + "\nret;"
+    return body, f".reg .b32 %r<2>;\n.reg .b64 %rd<4>;\n.reg .b32 %x<{n}>;"
+
+
+def test_an_f16_m16n16k16_fragment_holds_four_distinct_registers():
+    # ptxas: four LDGs fill it, x[i+4] is stored from x[i]'s register
+    f16 = pressure(*_fragment_kernel("f16", "m16n16k16", 8))
+    bf16 = pressure(*_fragment_kernel("bf16", "m16n16k16", 4))     # bf16's PTX fragment has no duplicates
+    assert f16 == bf16
+
+
+def test_an_f16_m8n32k16_a_fragment_holds_two():
+    # ptxas: two LDGs, x[i] stored from x[i % 2]'s register
+    narrow = pressure(*_fragment_kernel("f16", "m8n32k16", 8))
+    wide = pressure(*_fragment_kernel("f16", "m16n16k16", 8))
+    assert wide - narrow == 2
+
+
+def test_a_fragment_register_defined_twice_is_not_merged():
+    body, regs = _fragment_kernel("f16", "m16n16k16", 8)
+    body = body.replace("bar.sync 0;", "bar.sync 0;\nadd.s32 %x7, %x7, 1;")
+    assert pressure(body, regs) > pressure(*_fragment_kernel("f16", "m16n16k16", 8))
+
+
+_MMA = """ld.param.u64 %rd1, [a];
+ld.param.u64 %rd2, [o];
+ld.param.u32 %r1, [ld];
+wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7}, [%rd1], %r1;
+wmma.load.b.sync.aligned.col.m16n16k16.global.f16 {%b0, %b1, %b2, %b3, %b4, %b5, %b6, %b7}, [%rd1+512], %r1;
+wmma.load.c.sync.aligned.row.m16n16k16.global.f32 {%c0, %c1, %c2, %c3, %c4, %c5, %c6, %c7}, [%rd2], %r1;
+wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7}, {%a0, %a1, %a2, %a3, %a4, %a5, %a6, %a7}, {%b0, %b1, %b2, %b3, %b4, %b5, %b6, %b7}, {%c0, %c1, %c2, %c3, %c4, %c5, %c6, %c7};
+OP
+wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd2], {%d0, %d1, %d2, %d3, %d4, %d5, %d6, %d7}, %r1;
+ret;"""
+_MMA_REGS = ".reg .b32 %r<2>;\n.reg .b64 %rd<3>;\n.reg .b32 %a<8>;\n.reg .b32 %b<8>;\n.reg .f32 %c<8>;\n.reg .f32 %d<8>;"
+
+
+def test_the_accumulator_is_written_in_place():
+    """After an ordinary instruction ptxas holds the registers its dying
+    operands free for a couple of instructions; an mma writes its result
+    over its dying accumulator at once (SASS of a wmma GEMM loop:
+    HMMA.16816.F32 R4, R12, R20, R4). With A and B live on after the mma,
+    only C dies there and D takes its registers: the peak is the mma's own
+    A 4 + B 4 + C 8 + the base address pair, 18 words; holding C's eight
+    freed registers as an ordinary instruction's would make it 26."""
+    keep = _MMA.replace("OP", "st.global.b32 [%rd2+64], %a0;\nst.global.b32 [%rd2+68], %b0;")
+    assert pressure(keep, _MMA_REGS) == 18
+
+
+def test_wmma_loads_need_their_lane_addresses():
+    """A tf32 m16n16k8 fragment is four loads from four computed addresses
+    (ptxas: four address pairs in the LDGs), an f64 m8n8k4 one load from
+    one; the pairs are live while the load issues."""
+    assert WMMA_ADDRESS_PAIRS[("a", "tf32", "m16n16k8")] == 4
+    assert WMMA_ADDRESS_PAIRS[("a", "f64", "m8n8k4")] == 1
+
+    def one_load(frag_type: str, shape: str, regs: str, n: int) -> int:
+        frag = ", ".join(f"%x{i}" for i in range(n))
+        body = (f"ld.param.u64 %rd1, [a];\nld.param.u32 %r1, [ld];\n"
+                f"wmma.load.a.sync.aligned.row.{shape}.global.{frag_type} {{{frag}}}, [%rd1], %r1;\n"
+                + "\n".join(f"st.global.b32 [%rd1+{4 * i}], %x{i};" for i in range(n)) + "\nret;")
+        return pressure(body, f".reg .b32 %r<2>;\n.reg .b64 %rd<2>;\n.reg .{regs} %x<{n}>;")
+
+    tf32 = one_load("tf32", "m16n16k8", "b32", 4)
+    bf16 = one_load("bf16", "m16n16k16", "b32", 4)   # two address pairs (ptxas), the same fragment size
+    assert tf32 - bf16 == 2 * (4 - 2)
+
+
+def test_special_register_reads_are_issued_first():
+    """ptxas issues S2R (variable latency) at the top of the block: the
+    laneid read the PTX does last is scheduled before the arithmetic."""
+    m = module("""ld.param.u64 %rd1, [a];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %tid.x;
+mul.lo.s32 %r2, %r1, 3;
+add.s32 %r3, %r2, 7;
+st.global.u32 [%rd2], %r3;
+mov.u32 %r4, %laneid;
+st.global.u32 [%rd2+4], %r4;
+ret;""", ".reg .b32 %r<5>;\n.reg .b64 %rd<3>;")
+    order = [i.text for i in schedule_block(list(m.functions["k"].instructions), 16)]
+    lane = next(n for n, t in enumerate(order) if "%laneid" in t)
+    mul = next(n for n, t in enumerate(order) if t.startswith("mul.lo"))
+    assert lane < mul
+
+
+def _copy_block(second_base: str) -> list[str]:
+    m = module(f"""ld.param.u64 %rd1, [a];
+ld.param.u64 %rd5, [o];
+cvta.to.global.u64 %rd2, %rd1;
+cvta.to.global.u64 %rd3, %rd5;
+ld.global.f32 %f1, [%rd2];
+st.global.f32 [%rd2], %f1;
+ld.global.f32 %f2, [{second_base}+4];
+st.global.f32 [%rd2+4], %f2;
+ret;""", ".reg .f32 %f<3>;\n.reg .b64 %rd<6>;")
+    return [i.text for i in schedule_block(list(m.functions["k"].instructions), 16)]
+
+
+def test_a_load_moves_above_a_store_to_other_bytes_of_the_same_base():
+    """ptxas disambiguates [%rd] from [%rd+4] (probe: four ld/st pairs on
+    one base issue all four LDGs first: 14 registers, 8 in PTX order)."""
+    order = _copy_block("%rd2")
+    assert order.index("ld.global.f32 %f2, [%rd2+4]") < order.index("st.global.f32 [%rd2], %f1")
+
+
+def test_a_load_through_another_base_stays_below_the_store():
+    order = _copy_block("%rd3")
+    assert order.index("ld.global.f32 %f2, [%rd3+4]") > order.index("st.global.f32 [%rd2], %f1")
+
+
+@given(st.integers(-64, 64), st.integers(1, 16), st.integers(-64, 64), st.integers(1, 16))
+def test_same_base_accesses_alias_exactly_when_their_bytes_overlap(a, na, b, nb):
+    overlap = not (a + na <= b or b + nb <= a)
+    assert _may_alias(("%rd1", 3.0, a, na), ("%rd1", 3.0, b, nb)) == overlap
+    # another definition of the base register, or another register: unknown, so they may alias
+    assert _may_alias(("%rd1", 3.0, a, na), ("%rd1", 5.0, b, nb))
+    assert _may_alias(("%rd1", 3.0, a, na), ("%rd2", 3.0, b, nb))
+    # two different variables never alias
+    assert not _may_alias(("tile_a", None, a, na), ("tile_b", None, b, nb))
+
+
+def test_the_corpus_wmma_kernel_counts():
+    """The corpus's single-wmma kernel (sim tensor tests' wmma_load_at:
+    an f16 A fragment, a constant B, a zero accumulator): ptxas reports
+    14; the model gives 17 (25% is the issue's bound)."""
+    m = module("""ld.param.u64 %rd1, [a];
+ld.param.u32 %r1, [ld];
+ld.param.u64 %rd2, [o];
+cvta.to.global.u64 %rd3, %rd2;
+mov.f32 %f1, 0f3F800000;
+cvta.to.global.u64 %rd4, %rd1;
+cvt.rn.f16.f32 %rs1, %f1;
+mov.b32 %r2, {%rs1, %rs1};
+mul.wide.s32 %rd5, %r1, 2;
+add.s64 %rd6, %rd4, %rd5;
+mov.u32 %r3, 16;
+wmma.load.a.sync.aligned.row.m16n16k16.global.f16 {%r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11}, [%rd6], %r3;
+mov.f32 %f2, 0f00000000;
+wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%f3, %f4, %f5, %f6, %f7, %f8, %f9, %f10}, {%r4, %r5, %r6, %r7, %r8, %r9, %r10, %r11}, {%r2, %r2, %r2, %r2, %r2, %r2, %r2, %r2}, {%f2, %f2, %f2, %f2, %f2, %f2, %f2, %f2};
+wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd3], {%f3, %f4, %f5, %f6, %f7, %f8, %f9, %f10}, %r3;
+ret;""", ".reg .b16 %rs<2>;\n.reg .f32 %f<11>;\n.reg .b32 %r<12>;\n.reg .b64 %rd<7>;",
+               params=".param .u64 a, .param .u32 ld, .param .u64 o")
+    assert register_count(m, "k") == 17
