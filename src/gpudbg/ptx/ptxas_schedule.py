@@ -171,7 +171,7 @@ def schedule_block(insts: list[ir.Instruction], window: int,
     long-latency instructions (loads, texture fetches, shuffles) move up
     to `window` SASS instructions earlier (instructions that `vanishes`
     leave no SASS behind and do not count), never above an instruction they
-    depend on (an operand's producer, a store or barrier for a load); the
+    depend on (an operand's producer, a barrier, a store that may alias); the
     rest keep their order. Issuing loads early is what makes ptxas's
     register use exceed the PTX order's pressure. The block's terminator
     stays last."""
