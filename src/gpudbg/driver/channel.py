@@ -103,6 +103,7 @@ class Channel:
                     if self.closed:
                         break          # the context was torn down: its work is discarded
                     self.ring.write(words)
+                    self.gpu.frontend.rung()
                     cv.notify_all()
             finally:
                 self._serving += 1

@@ -21,6 +21,11 @@ lead and executes the job itself. So a lone stream's launch runs on the
 thread that picked it, with no hand-off on its path, exactly as when the
 front end was one thread; the promotion happens beside the kernel. A thread
 whose job is done waits to lead again (up to KEEP_IDLE wait; more exit).
+When nothing else is queued on the GPU, the leader leaves the post vacant
+instead (`vacate()`): nothing needs scheduling until a push rings a
+doorbell (`fill()` promotes then) or the job ends (its thread leads again
+at once). A lone stream of small launches thus runs on one device thread
+with no wake-up of a second one per launch.
 
 A job carries an abort reason, set by the front end when the job's context
 is faulted or reset or the GPU shuts down; the executor's kernel watch and a
@@ -111,6 +116,7 @@ class DeviceThreads:
         self._idle: list[_Follower] = []
         self._stopping = False
         self._count = 0
+        self.vacant = False     # nobody leads: the running job's thread or the next doorbell will
 
     def _spawn(self) -> None:
         self._count += 1
@@ -121,10 +127,23 @@ class DeviceThreads:
     def start(self) -> None:
         """The first leader (caller holds cv)."""
         self._stopping = False
+        self.vacant = False
         self._spawn()
+
+    def vacate(self) -> None:
+        """The leader took a job while nothing else waits for scheduling: no
+        thread leads until `fill()` or the job's end (caller holds cv)."""
+        self.vacant = True
+
+    def fill(self) -> None:
+        """Something may need scheduling (a doorbell): promote a leader if
+        the post is vacant (caller holds cv)."""
+        if self.vacant:
+            self.promote()
 
     def promote(self) -> None:
         """The leader took a job: another thread leads from now (caller holds cv)."""
+        self.vacant = False
         if self._idle:
             f = self._idle.pop()
             f.promoted = True
@@ -156,11 +175,19 @@ class DeviceThreads:
                     self.work(job)
                 finally:
                     _local.job = None
-                if not self._wait_to_lead():
+                if not self._lead_again() and not self._wait_to_lead():
                     return
         finally:
             with self.cv:
                 self.threads.discard(me)
+
+    def _lead_again(self) -> bool:
+        """After a job: take the vacant post (no hand-off to another thread)."""
+        with self.cv:
+            if not self.vacant or self._stopping:
+                return False
+            self.vacant = False
+            return True
 
     def _wait_to_lead(self) -> bool:
         with self.cv:

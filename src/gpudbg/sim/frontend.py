@@ -205,9 +205,25 @@ class Frontend:
                 job = Job(channel, offset, cmd, kind)
                 self.executing[channel] = job
                 self.engines[kind].running += 1
-                self.threads.promote()
+                if self._value_blocked or self._others_queued(channel):
+                    self.threads.promote()
+                else:
+                    self.threads.vacate()    # a doorbell (`rung`) or this job's end fills it
                 self.cv.notify_all()
                 return job
+
+    def _others_queued(self, channel: Any) -> bool:
+        """Whether a channel other than `channel` has commands that no engine
+        runs yet (caller holds cv): then a leader must stay to schedule them."""
+        executing = self.executing
+        return any(not ch.ring.empty() and ch is not channel and ch not in executing
+                   for ch in self.channels)
+
+    def rung(self) -> None:
+        """A push advanced a channel's put (caller holds cv): with the leader's
+        post vacant, promote one to schedule it (the job running may be one
+        that waits for this very push)."""
+        self.threads.fill()
 
     def _execute_inline(self, channel: Any, cmd: C.Command) -> ChannelError | None:
         """A command no engine runs, on the scheduler thread: the quick ones,
