@@ -33,6 +33,7 @@ from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.driver.types import CU_CTX_SCHED_MASK, CUctx_flags, CUfunc_cache, CUlimit, CUsharedconfig
 from gpudbg.sim import kernel_watch, schedule
 from gpudbg.sim import launch_limits as sim_limits
+from gpudbg.sim.native import engine as native_engine
 
 MAX_STACK_SIZE = 512 * 1024        # local memory per thread, compute capability 9.0
 STACK_GRANULE = 16
@@ -169,7 +170,7 @@ def _kernel_uses(kernel: Any) -> set:
 
 def check_launch_settings() -> None:
     """The environment a launch will run under (GPUDBG_INSTRUCTION_BUDGET,
-    GPUDBG_SCHEDULE and GPUDBG_SEED, GPUDBG_HANG_TIMEOUT), checked when the
+    GPUDBG_SCHEDULE and GPUDBG_SEED, GPUDBG_HANG_TIMEOUT, GPUDBG_ENGINE), checked when the
     launch is enqueued: a bad value refuses the launch call with
     CUDA_ERROR_INVALID_VALUE naming the variable, instead of failing the
     launch on the device, where it would become the context's sticky error."""
@@ -177,6 +178,7 @@ def check_launch_settings() -> None:
         kernel_watch.check_environment()
         if os.environ.get(schedule.ENV_SCHEDULE) or os.environ.get(schedule.ENV_SEED):
             schedule.from_environment()
+        native_engine.chosen()
     except ValueError as e:
         raise EngineError(_INVALID, f"the launch was refused: {e}") from None
 

@@ -44,6 +44,7 @@ from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
+from gpudbg.sim.native import engine as native_engine
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
@@ -90,7 +91,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         budget = instruction_budget(gpu)
         watch = (_JobWatch if job is not None else KernelWatch).for_launch(budget)
         order = schedule.for_launch()
-    except (LaunchSettingError, schedule.ScheduleError) as e:
+        native_engine.chosen()
+    except (LaunchSettingError, schedule.ScheduleError, native_engine.EngineError) as e:
         raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
     watch.job = job
     if budget is None:
@@ -105,6 +107,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     shape = sm_pool.BlockShape.of(gpu.model, plan.threads_per_block, function.num_regs,
                                   function.static_shared + int(shared_bytes), plan.blocks_per_sm)
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
+    native = native_engine.wanted(function.program, plan.threads_per_block * plan.nblocks)
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None
@@ -147,6 +150,9 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         if workspace is not None:
                             X.envregs[1], X.envregs[2] = workspace.base >> 32, workspace.base & 0xFFFFFFFF
                         X.tap = tap if tap is not None and tap.observes_execution else None
+                        X.native_on = native and X.tap is None and port is None
+                        if X.native_on:   # native code addresses registers through this table
+                            X.reg_ptrs = np.array([a.ctypes.data for a in X.regs], dtype=np.int64)
                         if tap is not None:
                             tap.wave_begin(X)
                         try:
@@ -182,6 +188,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
             port.kernel_finished(grid_id)
         if tap is not None and launch is not None:
             tap.launch_end(launch, failure)
+    if not native:
+        native_engine.account(function.program, total)
     return LaunchStats(total, wave_index, plan.blocks_per_sm, steps, cycles)
 
 
@@ -280,9 +288,21 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
     nsel = X.n if idx is None else len(idx)
     sel = idx
     executed = 0
+    native = X.native_on          # compiled segments (sim/native) may run this step's straight-line work
+    interpret_at = -1             # a segment whose check failed: the interpreter redoes it and reports
     try:
         while True:
             c = code[pc]
+            if native and c.native is not None and pc != interpret_at:
+                seg = c.native
+                if seg.run(X, idx):
+                    executed += seg.length
+                    pc = seg.end
+                    if leader[pc]:
+                        X.set_pc(idx, pc)
+                        break
+                    continue
+                interpret_at = pc
             b = c.built
             executed += 1
             if b.run is not None:

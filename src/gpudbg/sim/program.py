@@ -41,6 +41,7 @@ class Compiled:
     guard: object = None  # narrow(X, idx) or None
     guard_reg: int = -1
     guard_neg: bool = False
+    native: object = None  # sim/native/engine.NativeSegment starting at this pc, once compiled
 
 
 @dataclass

@@ -138,12 +138,19 @@ class LaunchResources:
             a.fill(0)
         return a
 
-    def reuse(self, key, shape, dtype) -> np.ndarray:
-        """Like zeros, but keeps the previous wave's contents."""
+    def reuse(self, key, shape, dtype, stagger: int = 0) -> np.ndarray:
+        """Like zeros, but keeps the previous wave's contents. `stagger`
+        (bytes, a multiple of 64) shifts where the array starts within a
+        page: register arrays that all start page aligned make a thread's
+        accesses to different registers collide in the CPU's store buffer
+        (4K aliasing), which costs the thread-by-thread native segments
+        several times their speed."""
         dtype = np.dtype(dtype)
         a = self._arrays.get(key)
         if a is None or a.shape[1:] != shape[1:] or a.shape[0] < shape[0] or a.dtype != dtype:
-            a = np.zeros(shape, dtype=dtype)
+            pad = stagger // dtype.itemsize
+            whole = np.zeros((shape[0] + pad,) + tuple(shape[1:]), dtype=dtype)
+            a = whole[pad:]
             self._arrays[key] = a
         return a[:shape[0]]
 
@@ -210,9 +217,12 @@ class WaveExecution(FaultReporting):
         self.all_slots = res.all_slots(n)
         prog = self.program
         live = const.live_regs
-        self.regs = [res.reuse(("r", k), (n,), dt) if live[k] else _EMPTY
+        self.regs = [res.reuse(("r", k), (n,), dt, stagger=64 * (1 + k % 63)) if live[k] else _EMPTY
                      for k, dt in enumerate(prog.reg_dtypes)]
         self.reg_ids = {id(a) for a in self.regs}  # identity of current register arrays
+        self.reg_ptrs = None      # register addresses for native segments (sim/native), on first use
+        self.native_env = None
+        self.native_on = False    # the executor turns it on when compiled segments may run
         entry = const.entry
         self.all_valid = plan.threads_per_block == plan.slots_per_block
         self.sched = res.reuse("sched", (n,), np.int64)

@@ -29,13 +29,14 @@ from gpudbg.driver.engine import get_engine
 from gpudbg.driver.status import EngineError, describe_exception
 from gpudbg.driver.watchdog import HangTimeoutError
 from gpudbg.sim.kernel_watch import LaunchSettingError
+from gpudbg.sim.native.engine import EngineError as NativeEngineError
 from gpudbg.sim.schedule import ScheduleError
 from gpudbg.runtime.api._args import Plan, show
 from gpudbg.runtime.errors import McError, from_engine, mcError_t
 
 
 _S = mcError_t.mcSuccess
-SETTING_ERRORS = (HangTimeoutError, LaunchSettingError, ScheduleError)
+SETTING_ERRORS = (HangTimeoutError, LaunchSettingError, ScheduleError, NativeEngineError)
 _tls = threading.local()
 
 

@@ -249,6 +249,9 @@ def make_writer(tc: TranslateContext, operand) -> Writer:
         if not isinstance(value, np.ndarray) or value.dtype != rd:
             value = as_dtype(np.asarray(value), rd)
         regs = X.regs
+        if idx is None and getattr(X, "reg_ptrs", None) is not None:
+            regs[k][...] = value        # native segments address this array: keep it in place
+            return
         if idx is None:
             if value.ndim == 0:
                 regs[k].fill(value)  # registers never share arrays (see reg_ids)

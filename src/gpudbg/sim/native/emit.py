@@ -1,0 +1,458 @@
+"""The segment emitter: one run of straight-line PTX instructions becomes
+one LLVM function that executes it for a selection of thread slots.
+
+ABI of every segment: `i64 seg(i64* regs, i64* idx, i64 n, i64* env)`:
+`regs[k]` is the address of register k's array (sim/state.py: one element
+per thread slot), `idx` the selected slots (null: slots 0..n-1), `env` the
+wave's environment table (sim/native/environment.py). It returns -1 when
+every selected thread ran the segment, else the position in the selection
+of the first thread whose check failed; then nothing observable has
+happened (see below) and the interpreter runs the same instructions, which
+raises the exact fault report.
+
+The one idea: registers are per thread, so a segment may run thread by
+thread (all of thread 0's instructions, then thread 1's) and give the same
+registers as the interpreter's instruction-by-instruction order, provided
+memory cannot tell the orders apart. Segments are cut so that it cannot
+(sim/native/segments.py): any number of loads, or at most one store or
+atomic and it comes last. A segment with a store runs in two passes: the
+first computes and checks every thread's address and value and records
+them; the second, only if no check failed, performs the writes in slot
+order (the interpreter's last-writer-wins). A failed check must leave
+nothing behind that the interpreter's re-run would see: registers that the
+segment both reads on entry and writes (`add r, r, 1`) are written to
+scratch and committed only after the whole selection succeeded; the others
+are recomputed identically by the re-run.
+
+Lowerings (sim/native/lower_*.py) register per opcode with `@lower`; each
+validates the instruction's form first and raises NotNative, before
+emitting anything, for forms it does not handle: those stay interpreted.
+What it deliberately does not do: keep values in machine registers across
+instructions of one thread (every read is a load from the register array;
+LLVM's optimizer removes what it can prove redundant), or run control
+instructions, warp-level operations and barriers (segments end there).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+from llvmlite import ir as L
+
+from gpudbg.ptx import ir
+from gpudbg.ptx.types import PTX_TYPES
+from gpudbg.sim.native.environment import ENV
+from gpudbg.sim.ops.base import Mods, UnsupportedInstruction, immediate_value
+
+I1, I8, I16, I32, I64 = L.IntType(1), L.IntType(8), L.IntType(16), L.IntType(32), L.IntType(64)
+F16, F32, F64 = L.HalfType(), L.FloatType(), L.DoubleType()
+_INTS = {1: I8, 2: I16, 4: I32, 8: I64}
+_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+BOOL = np.dtype(np.bool_)
+ENV_SYMBOLS = ENV["symbols"]
+
+
+class NotNative(Exception):
+    """An instruction form with no native lowering: it stays interpreted."""
+
+
+@dataclass
+class Lowering:
+    fn: Callable          # (SegmentEmitter, ir.Instruction) -> None
+    effect: str           # "none", "read" (loads: may fault), "write" (store/atomic: ends a segment)
+
+
+_LOWERINGS: dict[tuple[str, str], Lowering] = {}
+
+
+def lower(*opcodes: str, effect: str = "none", types: str = "*"):
+    """Register a lowering for base opcodes, for the instructions whose
+    first type modifier is of a kind in `types` ("f" float, "i" signed,
+    "u" unsigned, "b" bits, "p" predicate; "*" any): integer and float
+    forms of one opcode live in different modules."""
+    def deco(fn):
+        for name in opcodes:
+            for kind in ("*",) if types == "*" else tuple(types):
+                _LOWERINGS[(name, kind)] = Lowering(fn, effect)
+        return fn
+    return deco
+
+
+def type_kind(inst: ir.Instruction) -> str:
+    """The kind of the instruction's first type modifier (see lower)."""
+    for m in inst.modifiers:
+        t = PTX_TYPES.get(m)
+        if t is not None:
+            return {"s": "i", "pred": "p"}.get(t.kind, t.kind)
+    return "*"
+
+
+def lowering_of(inst: ir.Instruction) -> Lowering | None:
+    _load_lowerings()
+    low = _LOWERINGS.get((inst.opcode, type_kind(inst)))
+    return low if low is not None else _LOWERINGS.get((inst.opcode, "*"))
+
+
+def _load_lowerings() -> None:
+    """Import every lower_* module once (they register themselves)."""
+    if _LOWERINGS:
+        return
+    import importlib
+    import pkgutil
+    import gpudbg.sim.native as pkg
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("lower_"):
+            importlib.import_module(f"gpudbg.sim.native.{info.name}")
+
+
+def storage_type(dtype: np.dtype) -> L.Type:
+    """How a register of `dtype` is stored: its bytes (bool: one byte)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return {2: F16, 4: F32, 8: F64}[dtype.itemsize]
+    return _INTS[dtype.itemsize]
+
+
+def value_type(dtype: np.dtype) -> L.Type:
+    """How a value of `dtype` travels in a lowering (bool: i1)."""
+    return I1 if np.dtype(dtype).kind == "b" else storage_type(dtype)
+
+
+class SegmentEmitter:
+    """Builds one segment function; lowerings call its read/write/env/check
+    helpers while it walks the threads."""
+
+    def __init__(self, module: L.Module, name: str, program, plan, symbols: list | None = None):
+        self.module = module
+        self.symbols = symbols if symbols is not None else []   # (kind, name) of the env's symbol table
+        self.program = program
+        self.plan = plan          # segments.SegmentPlan: scratch registers and slots
+        fnty = L.FunctionType(I64, [I64.as_pointer(), I64.as_pointer(), I64, I64.as_pointer()])
+        self.fn = L.Function(module, fnty, name=name)
+        self.fn.attributes.add("nounwind")
+        self.regs_arg, self.idx_arg, self.n_arg, self.env_arg = self.fn.args
+        for a in (self.regs_arg, self.idx_arg, self.env_arg):
+            a.add_attribute("noalias")
+        self.entry = self.fn.append_basic_block("entry")
+        self.b = L.IRBuilder(self.entry)
+        self._reg_base: dict[int, L.Value] = {}
+        self._env: dict[int, L.Value] = {}
+        self._scratch_written: set[int] = set()
+        self.function_ir = None
+        self.deferred: list[Callable] = []   # second-pass actions of a store segment
+        self.i = None    # position in the selection (i64), inside the thread loop
+        self.t = None    # thread slot (i64)
+        self.fail_block = None
+        self.current = None   # the Compiled being lowered
+        self.reads: set[int] = set()     # registers read / written (the planner's liveness)
+        self.writes: set[int] = set()
+
+    # ----------------------------------------------------------- environment
+    def env(self, index: int) -> L.Value:
+        """env[index] as i64, loaded once in the entry block."""
+        v = self._env.get(index)
+        if v is None:
+            with self.b.goto_block(self.entry):
+                p = self.b.gep(self.env_arg, [I64(index)], inbounds=True)
+                v = self.b.load(p)
+            self._env[index] = v
+        return v
+
+    def env_pointer(self, index: int, elem: L.Type) -> L.Value:
+        """env[index] as a pointer to `elem` (entry block)."""
+        key = (index, str(elem))
+        v = self._env.get(key)
+        if v is None:
+            raw = self.env(index)
+            with self.b.goto_block(self.entry):
+                v = self.b.inttoptr(raw, elem.as_pointer())
+            self._env[key] = v
+        return v
+
+    def symbol(self, kind: str, name: str) -> L.Value:
+        """A symbol's value for this wave (environment.py resolves the table)."""
+        key = (kind, name)
+        if key not in self.symbols:
+            self.symbols.append(key)
+        table = self.env_pointer(ENV_SYMBOLS, I64)
+        return self.b.load(self.b.gep(table, [I64(self.symbols.index(key))], inbounds=True))
+
+    def site_cache(self, need: int) -> tuple[L.Value, L.Value, L.Value]:
+        """Per access site: allocas (lo, hi, delta) of the last allocation
+        hit, empty at segment entry (lo > hi)."""
+        with self.b.goto_block(self.entry):
+            lo, hi, delta = (self.b.alloca(I64) for _ in range(3))
+            self.b.store(I64(-1), lo)
+            self.b.store(I64(0), hi)
+            self.b.store(I64(0), delta)
+        return lo, hi, delta
+
+    def _reg_array(self, k: int) -> L.Value:
+        dtype = self.program.reg_dtypes[k]
+        v = self._reg_base.get(k)
+        if v is None:
+            with self.b.goto_block(self.entry):
+                raw = self.b.load(self.b.gep(self.regs_arg, [I64(k)], inbounds=True))
+                v = self.b.inttoptr(raw, storage_type(dtype).as_pointer())
+            self._reg_base[k] = v
+        return v
+
+    def _slot_pointer(self, k: int) -> L.Value:
+        """Where thread t's register k is read/written now: its array, or
+        the scratch row (indexed by selection position) once written."""
+        dtype = self.program.reg_dtypes[k]
+        if k in self.plan.scratch_regs and k in self._scratch_written:
+            row = self.scratch_row(self.plan.scratch_regs[k], storage_type(dtype))
+            return self.b.gep(row, [self.i], inbounds=True)
+        return self.b.gep(self._reg_array(k), [self.t], inbounds=True)
+
+    def scratch_row(self, slot: int, elem: L.Type) -> L.Value:
+        """Scratch row `slot` (8 bytes per selected thread) as elem*."""
+        base = self.env_pointer(ENV["scratch"], I8)
+        with self.b.goto_block(self.entry):
+            off = self.b.mul(self.n_arg, I64(8 * slot))
+            p = self.b.gep(base, [off], inbounds=True)
+            return self.b.bitcast(p, elem.as_pointer())
+
+    # ----------------------------------------------------------- registers
+    def mods(self, inst: ir.Instruction) -> Mods:
+        """The instruction's modifiers (sim/ops/base.Mods): a lowering takes
+        what it understands and calls finish(), which refuses the rest."""
+        return Mods(inst)
+
+    def register(self, operand: ir.Register) -> tuple[int, np.dtype]:
+        return self.program.register_index(self.function_ir, operand.name)
+
+    def read(self, operand, dtype) -> L.Value:
+        """The operand as `dtype` (the interpreter's reader semantics)."""
+        dtype = np.dtype(dtype)
+        if isinstance(operand, ir.Register):
+            k, rd = self.register(operand)
+            self.reads.add(k)
+            raw = self.b.load(self._slot_pointer(k))
+            if rd.kind == "b":
+                raw = self.b.icmp_unsigned("!=", raw, I8(0))
+            return self.convert(raw, rd, dtype)
+        if isinstance(operand, ir.Immediate):
+            return self.constant(immediate_value(operand, dtype), dtype)
+        if isinstance(operand, ir.Negated):
+            return self.b.not_(self.read(operand.operand, BOOL))
+        if isinstance(operand, ir.SpecialRegister):
+            from gpudbg.sim.native.special import read_special
+            raw = read_special(self, operand)
+            return self.convert(raw, np.dtype(np.uint32), dtype)
+        raise NotNative(f"operand {operand!r}")
+
+    def write(self, operand, value: L.Value, dtype) -> None:
+        """Store a `dtype` value into the operand's register (the
+        interpreter's writer semantics: as_dtype to the register's type)."""
+        if isinstance(operand, ir.Sink):
+            return
+        if not isinstance(operand, ir.Register):
+            raise NotNative(f"cannot write {operand!r}")
+        k, rd = self.register(operand)
+        self.writes.add(k)
+        v = self.convert(value, np.dtype(dtype), rd)
+        if rd.kind == "b":
+            v = self.b.zext(v, I8)
+        if k in self.plan.scratch_regs and k not in self._scratch_written:
+            # first write of a live-in register: it lives in scratch from
+            # here on; copy the entry value so a skipped (guarded) write keeps it
+            old = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
+            self._scratch_written.add(k)
+            self.b.store(old, self._slot_pointer(k))
+        self.b.store(v, self._slot_pointer(k))
+
+    def constant(self, value, dtype) -> L.Value:
+        dtype = np.dtype(dtype)
+        if dtype.kind == "b":
+            return I1(int(bool(value)))
+        if dtype.kind == "f":
+            bits = int(np.asarray(value, dtype=dtype).view(_UINT[dtype.itemsize]))
+            return self.b.bitcast(_INTS[dtype.itemsize](bits), storage_type(dtype))
+        return _INTS[dtype.itemsize](int(np.asarray(value, dtype=dtype).view(_UINT[dtype.itemsize])))
+
+    def convert(self, v: L.Value, src: np.dtype, dst: np.dtype) -> L.Value:
+        """sim/ops/base.as_dtype in LLVM: same width reinterprets, other
+        widths keep bits (floats) or extend by the source's signedness."""
+        src, dst = np.dtype(src), np.dtype(dst)
+        b = self.b
+        if src == dst:
+            return v
+        if dst.kind == "b":
+            if src.kind == "f":
+                return b.fcmp_unordered("!=", v, L.Constant(v.type, 0.0))
+            return b.icmp_unsigned("!=", v, L.Constant(v.type, 0))
+        if src.kind == "b":
+            if dst.kind == "f":
+                return b.uitofp(v, storage_type(dst))
+            return b.zext(v, storage_type(dst))
+        if src.itemsize == dst.itemsize:
+            st = storage_type(dst)
+            return v if v.type == st else b.bitcast(v, st)
+        if src.kind == "f":                      # keep the float's bits, then resize as unsigned
+            v = b.bitcast(v, _INTS[src.itemsize])
+            src = _UINT[src.itemsize]
+        target = _INTS[dst.itemsize]
+        if dst.itemsize < src.itemsize:
+            r = b.trunc(v, target)
+        elif src.kind == "i":
+            r = b.sext(v, target)
+        else:
+            r = b.zext(v, target)
+        return r if dst.kind != "f" else b.bitcast(r, storage_type(dst))
+
+    # ----------------------------------------------------------- the body
+    def build(self, compiled: list) -> None:
+        """Emit the thread loop over `compiled` (Compiled entries)."""
+        b = self.b
+        self._fail_sources: list = []
+        self.active = None
+        loop = self.fn.append_basic_block("loop")
+        after = self.fn.append_basic_block("after")
+        self.fail_block = self.fn.append_basic_block("fail")
+        b.cbranch(b.icmp_signed(">", self.n_arg, I64(0)), loop, after)
+        self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
+        for c in compiled:
+            self.current = c
+            self.function_ir = self.program.functions[c.function].ir
+            self._emit_guarded(c)
+        i = self.i
+        nxt = b.add(i, I64(1))
+        i.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, self.n_arg), loop, after)
+        b.position_at_end(self.fail_block)
+        if self._fail_sources:
+            at = b.phi(I64)
+            for blk, pos in self._fail_sources:
+                at.add_incoming(pos, blk)
+            b.ret(at)
+        else:
+            b.unreachable()
+        b.position_at_end(after)
+        self._second_pass()
+        b.ret(I64(-1))
+
+    def _thread_loop_head(self, loop, before):
+        """In `loop`: i = phi, t = idx ? idx[i] : i (idx only read when
+        not null). Leaves the builder in the body block."""
+        b = self.b
+        b.position_at_end(loop)
+        i = b.phi(I64, name="i")
+        i.add_incoming(I64(0), before)
+        pick = self.fn.append_basic_block("pick")
+        body = self.fn.append_basic_block("body")
+        b.cbranch(self._has_idx(), pick, body)
+        b.position_at_end(pick)
+        picked = b.load(b.gep(self.idx_arg, [i], inbounds=True))
+        b.branch(body)
+        b.position_at_end(body)
+        t = b.phi(I64, name="t")
+        t.add_incoming(i, loop)
+        t.add_incoming(picked, pick)
+        return i, t, body
+
+    def _has_idx(self) -> L.Value:
+        v = self._env.get("has_idx")
+        if v is None:
+            with self.b.goto_block(self.entry):
+                v = self.b.icmp_unsigned("!=", self.b.ptrtoint(self.idx_arg, I64), I64(0))
+            self._env["has_idx"] = v
+        return v
+
+    def check(self, ok: L.Value) -> None:
+        """Continue only if `ok` (i1); else the segment returns this
+        thread's selection position and the interpreter takes over."""
+        cont = self.fn.append_basic_block("ok")
+        self.b.cbranch(ok, cont, self.fail_block)
+        self._fail_sources.append((self.b.block, self.i))
+        self.b.position_at_end(cont)
+
+    def new_slot(self) -> int:
+        """A fresh scratch row for this segment (record/recorded)."""
+        s = self.plan.nslots
+        self.plan.nslots += 1
+        return s
+
+    def _emit_guarded(self, c) -> None:
+        inst = c.inst
+        low = lowering_of(inst)
+        if inst.guard is None:
+            low.fn(self, inst)
+            return
+        p = self.read(inst.guard, BOOL)
+        if inst.guard_negated:
+            p = self.b.not_(p)
+        if low.effect == "write":
+            # the second pass writes only for threads whose guard held
+            self._active_slot = self.new_slot()
+            self.record(self._active_slot, self.b.zext(p, I8))
+        self.active = p
+        with self.b.if_then(p):
+            low.fn(self, inst)
+        self.active = None
+
+    # ----------------------------------------------------------- second pass
+    def defer(self, action: Callable) -> None:
+        """A store segment's write: `action(emitter, i, t)` runs in the
+        second pass, for each selected thread, after every check passed.
+        Values it needs must have been recorded in scratch rows by the
+        first pass (emitter.record / emitter.recorded)."""
+        self.deferred.append(action)
+
+    def record(self, slot: int, value: L.Value) -> None:
+        """First pass: keep `value` (<= 8 bytes) for this thread in scratch row `slot`."""
+        row = self.scratch_row(slot, value.type)
+        self.b.store(value, self.b.gep(row, [self.i], inbounds=True))
+
+    def recorded(self, slot: int, ty: L.Type) -> L.Value:
+        """Second pass: the value recorded in row `slot` for this thread."""
+        row = self.scratch_row(slot, ty)
+        return self.b.load(self.b.gep(row, [self.i], inbounds=True))
+
+    def _second_pass(self) -> None:
+        b = self.b
+        commits = [k for k in self.plan.scratch_regs if k in self._scratch_written]
+        if not self.deferred and not commits:
+            return
+        start = b.block
+        loop = self.fn.append_basic_block("pass2")
+        done = self.fn.append_basic_block("pass2_done")
+        b.cbranch(b.icmp_signed(">", self.n_arg, I64(0)), loop, done)
+        self.i, self.t, _ = self._thread_loop_head(loop, start)
+        i, t = self.i, self.t
+        if self.deferred:
+            slot = getattr(self, "_active_slot", None)
+            if slot is None:
+                for action in self.deferred:
+                    action(self)
+            else:
+                on = b.icmp_unsigned("!=", self.recorded(slot, I8), I8(0))
+                with b.if_then(on):
+                    for action in self.deferred:
+                        action(self)
+        for k in commits:
+            dtype = self.program.reg_dtypes[k]
+            row = self.scratch_row(self.plan.scratch_regs[k], storage_type(dtype))
+            v = b.load(b.gep(row, [i], inbounds=True))
+            b.store(v, b.gep(self._reg_array(k), [t], inbounds=True))
+        nxt = b.add(i, I64(1))
+        i.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, self.n_arg), loop, done)
+        b.position_at_end(done)
+
+
+def probe(program, compiled, plan) -> tuple[Lowering, set[int], set[int]] | None:
+    """(lowering, registers read, registers written) if the instruction's
+    form has a native lowering (found by a trial emission into a throwaway
+    function), else None. `plan` is an empty SegmentPlan."""
+    low = lowering_of(compiled.inst)
+    if low is None:
+        return None
+    em = SegmentEmitter(L.Module(name="probe"), "probe", program, plan)
+    try:
+        em.build([compiled])
+    except (NotNative, UnsupportedInstruction):
+        return None
+    return low, em.reads, em.writes

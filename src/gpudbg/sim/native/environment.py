@@ -1,0 +1,149 @@
+"""The environment table a segment reads: what a wave's native code needs
+besides registers, as one int64 array (`env`), built once per wave.
+
+The one idea: the table's layout is data (ENTRIES: name -> how to get it
+from the wave), so emitters name entries (`ENV["smem"]`) and the builder is
+one loop; pointers are addresses of numpy arrays that the table object
+keeps alive. Device allocations come as a sorted table (bases, ends, host
+addresses, access flags) rebuilt only when the device memory's version
+changes; allocations a kernel may not touch freely (driver memory,
+sub-allocated heaps, inaccessible mappings) are simply absent, so a native
+access there fails its check and the interpreter reports it.
+Symbols (shared variables, kernel parameters, module globals) are per
+program lists resolved here per wave, never baked into machine code, so
+compiled code is valid in any process (sim/native/code_cache.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+READABLE, WRITABLE = 1, 2
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.ctypes.data
+
+
+def _u32(a) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(a), dtype=np.uint32)
+
+
+# name -> (kind, getter(X) -> value or array); arrays are kept alive and passed by address
+ENTRIES: list[tuple[str, str, object]] = [
+    ("scratch", "special", None),
+    ("gcount", "special", None),
+    ("gbases", "special", None),
+    ("gends", "special", None),
+    ("gptrs", "special", None),
+    ("gflags", "special", None),
+    ("smem", "value", lambda X: _ptr(X.smem.buffer)),
+    ("sstride", "value", lambda X: X.smem.stride),
+    ("slimits", "array", lambda X: np.ascontiguousarray(X.smem._limits, dtype=np.int64)),
+    ("block_of", "array", lambda X: np.ascontiguousarray(X.layout.block_of, dtype=np.int64)),
+    ("lmem", "value", lambda X: _ptr(X.lmem.buffer)),
+    ("lstride", "value", lambda X: X.lmem.stride),
+    ("llimits", "array", lambda X: np.ascontiguousarray(X.lmem._limits, dtype=np.int64)),
+    ("kparams", "array", lambda X: np.frombuffer(X.kparams, dtype=np.uint8) if len(X.kparams)
+        else np.zeros(1, np.uint8)),
+    ("kparams_len", "value", lambda X: len(X.kparams)),
+    ("tid.x", "array", lambda X: _u32(X.layout.tid[0])),
+    ("tid.y", "array", lambda X: _u32(X.layout.tid[1])),
+    ("tid.z", "array", lambda X: _u32(X.layout.tid[2])),
+    ("ctaid.x", "array", lambda X: _u32(X.layout.ctaid[0])),
+    ("ctaid.y", "array", lambda X: _u32(X.layout.ctaid[1])),
+    ("ctaid.z", "array", lambda X: _u32(X.layout.ctaid[2])),
+    ("laneid", "array", lambda X: _u32(X.layout.lane)),
+    ("warpid", "array", lambda X: _u32(X.layout.warp)),
+    ("smid", "array", lambda X: _u32(X.layout.sm)),
+    ("ntid.x", "value", lambda X: X.block_dim[0]),
+    ("ntid.y", "value", lambda X: X.block_dim[1]),
+    ("ntid.z", "value", lambda X: X.block_dim[2]),
+    ("nctaid.x", "value", lambda X: X.grid_dim[0]),
+    ("nctaid.y", "value", lambda X: X.grid_dim[1]),
+    ("nctaid.z", "value", lambda X: X.grid_dim[2]),
+    ("nwarpid", "value", lambda X: X.model.warp_slots_per_sm),
+    ("nsmid", "value", lambda X: X.model.sm_count),
+    ("symbols", "special", None),
+]
+ENV = {name: i for i, (name, _, _) in enumerate(ENTRIES)}
+
+
+def global_table(gm) -> tuple:
+    """(count, bases, ends, ptrs, flags) of the device memory, cached per version."""
+    version = gm._version
+    cached = getattr(gm, "_native_table", None)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    bases, sizes, readonly, driver_only, allocs = gm.sorted_arrays()
+    n = len(allocs)
+    b = np.ascontiguousarray(bases, dtype=np.uint64)
+    e = b + np.ascontiguousarray(sizes, dtype=np.uint64)
+    ptrs = np.zeros(max(n, 1), dtype=np.uint64)
+    flags = np.zeros(max(n, 1), dtype=np.uint8)
+    for j, a in enumerate(allocs):
+        if a.driver_only or a.suballocator is not None or a.freed or a.data is None or a.size == 0:
+            continue
+        ptrs[j] = a.data.ctypes.data
+        flags[j] = READABLE | (0 if a.readonly else WRITABLE)
+    table = (n, b if n else np.zeros(1, np.uint64), e if n else np.zeros(1, np.uint64), ptrs, flags)
+    gm._native_table = (version, table)
+    return table
+
+
+class WaveEnvironment:
+    """One wave's env array and everything it points into."""
+
+    def __init__(self, X, symbols: list[tuple[str, str]]):
+        self.X = X
+        self.keep: list = []
+        self.env = np.zeros(len(ENTRIES), dtype=np.int64)
+        for i, (name, kind, get) in enumerate(ENTRIES):
+            if kind == "value":
+                self.env[i] = int(get(X))
+            elif kind == "array":
+                a = get(X)
+                self.keep.append(a)
+                self.env[i] = _ptr(a)
+        self.symbols = np.array([_symbol_value(X, kind, name) for kind, name in symbols] or [0],
+                                dtype=np.uint64)
+        self.env[ENV["symbols"]] = _ptr(self.symbols)
+        self.scratch = np.zeros(0, dtype=np.uint64)
+        self._gversion = None
+        self.refresh_globals()
+        self.env_address = _ptr(self.env)
+
+    def refresh_globals(self) -> None:
+        gm = self.X.gmem
+        if self._gversion == gm._version:
+            return
+        n, bases, ends, ptrs, flags = global_table(gm)
+        self.gkeep = (bases, ends, ptrs, flags)
+        env = self.env
+        env[ENV["gcount"]] = n
+        env[ENV["gbases"]] = _ptr(bases)
+        env[ENV["gends"]] = _ptr(ends)
+        env[ENV["gptrs"]] = _ptr(ptrs)
+        env[ENV["gflags"]] = _ptr(flags)
+        self._gversion = gm._version
+
+    def ensure_scratch(self, rows: int, n: int) -> None:
+        need = rows * n
+        if self.scratch.shape[0] < need:
+            self.scratch = np.zeros(max(need, 2 * self.scratch.shape[0]), dtype=np.uint64)
+            self.env[ENV["scratch"]] = _ptr(self.scratch)
+
+
+# The value of a symbol this wave's kernel does not have (another kernel's
+# parameter or shared variable): far past every limit, so an access through
+# it fails its check and the interpreter handles it.
+ABSENT = 1 << 62
+
+
+def _symbol_value(X, kind: str, name: str) -> int:
+    if kind == "kparam":
+        return int(X.kparam_offsets.get(name, ABSENT))
+    if kind == "shared":
+        return int(X.shared_symbols.get(name, ABSENT))
+    if kind == "global":
+        return int(X.program.symbols[name])
+    raise ValueError(f"native code: symbol kind {kind} of {name}")

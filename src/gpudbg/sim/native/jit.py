@@ -1,0 +1,88 @@
+"""LLVM through llvmlite: one place that turns an LLVM IR module into
+callable machine code for this host.
+
+The one idea: a module is optimized (the new pass manager at -O2) and
+emitted as an object file for the host CPU, and that object file is what
+gets loaded into one process-wide MCJIT engine; so the object bytes are a
+complete, cacheable result of compilation (sim/native/code_cache.py keeps
+them on disk) and a cached module loads without LLVM optimizing anything.
+Functions are returned as ctypes function pointers that take the segment
+ABI of sim/native/emit.py.
+
+What it deliberately does not do: unload code (modules live as long as the
+process; a kernel's code is small and reused across launches) or compile
+for any CPU but the host's (the object bytes are keyed by the CPU name and
+features).
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+import llvmlite
+import llvmlite.binding as llvm
+
+# i64 segment(i64* regs, i64* idx, i64 n, i64* env)
+SEGMENT_SIGNATURE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                                     ctypes.c_int64, ctypes.c_void_p)
+
+_lock = threading.Lock()
+_state: dict = {}
+
+
+def _target():
+    """(target machine, engine) made once per process."""
+    st = _state
+    if not st:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        tm = target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                          features=llvm.get_host_cpu_features().flatten(),
+                                          opt=2, reloc="pic", codemodel="default")
+        backing = llvm.parse_assembly("")
+        backing.triple = tm.triple
+        st["tm"] = tm
+        st["engine"] = llvm.create_mcjit_compiler(backing, tm)
+    return st["tm"], st["engine"]
+
+
+def host_key() -> str:
+    """What compiled object code depends on besides the IR: llvmlite/LLVM
+    versions and the host CPU (name and features)."""
+    return "|".join((llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)),
+                     llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()))
+
+
+def compile_object(ir_text: str) -> bytes:
+    """Optimize and emit one module as host object code."""
+    with _lock:
+        tm, _ = _target()
+        mod = llvm.parse_assembly(ir_text)
+        mod.triple = tm.triple
+        mod.data_layout = str(tm.target_data)
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=2)
+        pb = llvm.create_pass_builder(tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+        return tm.emit_object(mod)
+
+
+def load_object(obj: bytes, names: list[str]) -> dict[str, int]:
+    """Load object code into the process's engine; the addresses of `names`."""
+    with _lock:
+        _, engine = _target()
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
+        engine.finalize_object()
+        out = {}
+        for name in names:
+            addr = engine.get_function_address(name)
+            if not addr:
+                raise RuntimeError(f"native code: symbol {name} missing from the loaded object")
+            out[name] = addr
+        return out
+
+
+def segment_function(address: int):
+    """The ctypes callable of a segment at `address`."""
+    return SEGMENT_SIGNATURE(address)

@@ -1,0 +1,74 @@
+"""Where native segments start and end in a program's code.
+
+A segment is a run of consecutive instructions, all with a native lowering
+(sim/native/emit.py), inside one basic block: it never crosses a block
+leader, a control instruction (branch, call, return, exit, barrier) or an
+instruction that stays interpreted. Two more cuts keep thread-by-thread
+execution indistinguishable from the interpreter's instruction order: a
+store or atomic ends its segment (so no load of a segment can follow a
+write of another thread), and a segment that can fail (it has a memory
+access, whose check may send the selection back to the interpreter) lists
+the registers it reads on entry and also writes: those go through scratch
+and are committed only when the whole selection succeeded, so the
+interpreter's re-run starts from the entry values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SegmentPlan:
+    start: int = 0                  # first pc
+    end: int = 0                    # pc after the last instruction
+    scratch_regs: dict = field(default_factory=dict)   # register -> scratch row
+    nslots: int = 0                 # scratch rows in use (registers + recorded values)
+    can_fail: bool = False
+
+    @classmethod
+    def empty(cls) -> "SegmentPlan":
+        return cls()
+
+    @property
+    def name(self) -> str:
+        return f"seg_{self.start}_{self.end}"
+
+
+def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
+    """Every segment of the program's code, in pc order."""
+    from gpudbg.sim.native.emit import probe
+    code = program.code
+    leader = program.leader
+    out: list[SegmentPlan] = []
+    cur: list[int] = []
+    live_in: set[int] = set()
+    written: set[int] = set()
+    can_fail = False
+
+    def close():
+        nonlocal cur, live_in, written, can_fail
+        if len(cur) >= min_length:
+            scratch = sorted(live_in & written) if can_fail else []
+            out.append(SegmentPlan(cur[0], cur[-1] + 1, {k: s for s, k in enumerate(scratch)},
+                                   len(scratch), can_fail))
+        cur, live_in, written, can_fail = [], set(), set(), False
+
+    for pc, c in enumerate(code):
+        if leader[pc] and cur:
+            close()
+        if c.built.run is None:
+            close()
+            continue
+        found = probe(program, c, SegmentPlan.empty())
+        if found is None:
+            close()
+            continue
+        low, reads, writes = found
+        cur.append(pc)
+        live_in |= reads - written
+        written |= writes
+        can_fail = can_fail or low.effect != "none"
+        if low.effect == "write":
+            close()
+    close()
+    return out
