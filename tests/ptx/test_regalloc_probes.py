@@ -9,8 +9,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gpudbg.ptx import ir
 from gpudbg.ptx.parser import parse
-from gpudbg.ptx.ptxas_schedule import _may_alias, schedule_block
+from gpudbg.ptx.ptxas_schedule import _may_alias, schedule_block, split_operands
+from gpudbg.ptx.ptxas_unroll import UNROLL_FACTOR, unrolled
 from gpudbg.ptx.regalloc import WMMA_ADDRESS_PAIRS, function_pressures, register_count
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
@@ -178,3 +180,80 @@ wmma.store.d.sync.aligned.row.m16n16k16.global.f32 [%rd3], {%f3, %f4, %f5, %f6, 
 ret;""", ".reg .b16 %rs<2>;\n.reg .f32 %f<11>;\n.reg .b32 %r<12>;\n.reg .b64 %rd<7>;",
                params=".param .u64 a, .param .u32 ld, .param .u64 o")
     assert register_count(m, "k") == 17
+
+
+def _copy_loop(step: str, pragma: str = "") -> str:
+    """A loop copying global memory to shared, `step` added to the index
+    each iteration (an immediate, or a runtime value from a parameter)."""
+    return HEAD + """.shared .align 4 .b8 sbuf[4096];
+.visible .entry k(.param .u64 a, .param .u32 n)
+{
+.reg .pred %p<2>;
+.reg .f32 %f<2>;
+.reg .b32 %r<8>;
+.reg .b64 %rd<8>;
+ld.param.u64 %rd1, [a];
+ld.param.u32 %r1, [n];
+ld.param.u32 %r7, [n];
+cvta.to.global.u64 %rd3, %rd1;
+mov.u32 %r2, %tid.x;
+mul.wide.s32 %rd5, %r2, 4;
+add.s64 %rd6, %rd3, %rd5;
+shl.b32 %r3, %r2, 2;
+mov.u32 %r4, sbuf;
+add.s32 %r5, %r4, %r3;
+mov.u32 %r6, %r2;
+$Lloop:
+""" + pragma + """
+ld.global.f32 %f1, [%rd6];
+st.shared.f32 [%r5], %f1;
+add.s64 %rd6, %rd6, 128;
+add.s32 %r5, %r5, 128;
+add.s32 %r6, %r6, STEP;
+setp.lt.s32 %p1, %r6, %r1;
+@%p1 bra $Lloop;
+ret;
+}
+""".replace("STEP", step)
+
+
+def test_a_counted_loop_is_unrolled_four_times():
+    """ptxas -v: 18 registers for this loop (its main loop holds four
+    iterations' loads, issued before their stores), 8 with
+    `.pragma "nounroll"`. The model: 12 and 10 (the loads of the four
+    copies are live together; it does not model ptxas spreading values
+    over the free registers of a small kernel)."""
+    assert register_count(parse(_copy_loop("32"), "t.ptx"), "k") == 12
+    assert register_count(parse(_copy_loop("32", '.pragma "nounroll";'), "t.ptx"), "k") == 10
+
+
+def test_a_loop_without_a_known_trip_count_is_not_unrolled():
+    """With a runtime step (a grid-stride loop) ptxas keeps one copy per
+    iteration, as with the pragma (ptxas -v: 8 registers either way)."""
+    runtime = register_count(parse(_copy_loop("%r7"), "t.ptx"), "k")
+    kept = register_count(parse(_copy_loop("%r7", '.pragma "nounroll";'), "t.ptx"), "k")
+    assert runtime == kept
+
+
+def test_the_parser_records_where_a_pragma_stands():
+    fn = parse(_copy_loop("32", '.pragma "nounroll";'), "t.ptx").functions["k"]
+    (at, text), = fn.pragma_at
+    assert text == "nounroll"
+    assert isinstance(fn.body[at], ir.Instruction) and fn.body[at].text.startswith("ld.global.f32")
+    assert isinstance(fn.body[at - 1], ir.Label) and fn.body[at - 1].name == "$Lloop"
+
+
+def test_unrolled_copies_are_renamed_and_the_inner_exits_dropped():
+    fn = parse(_copy_loop("32"), "t.ptx").functions["k"]
+    start = next(n for n, s in enumerate(fn.body) if isinstance(s, ir.Label))
+    block = [s for s in fn.body[start + 1:] if isinstance(s, ir.Instruction)][:-1]     # the loop, without ret
+    words: dict[str, int] = {"%f1": 1, "%rd6": 2, "%r5": 1, "%r6": 1}
+    out = unrolled(block, ["$Lloop"], words, nounroll=False)
+    assert len(out) == UNROLL_FACTOR * (len(block) - 1) + 1
+    assert [i.opcode for i in out].count("bra") == 1 and out[-1].opcode == "bra"
+    loads = [i for i in out if i.opcode == "ld"]
+    assert [split_operands(i)[0][0] for i in loads] == ["%f1~u0", "%f1~u1", "%f1~u2", "%f1"]
+    # the second copy loads through the first copy's incremented address
+    assert split_operands(loads[1])[1] == ["%rd6~u0"]
+    assert words["%rd6~u2"] == 2
+    assert unrolled(block, ["$Lloop"], words, nounroll=True) == block

@@ -187,7 +187,9 @@ class BodyParser:
         elif name == "loc":
             self.line_info = self.loc()
         elif name == "pragma":
-            self.func.pragmas.extend(pragma_strings(cur))
+            texts = pragma_strings(cur)
+            self.func.pragmas.extend(texts)
+            self.func.pragma_at.extend((len(self.body), t) for t in texts)
         elif name in PERF_DIRECTIVES:
             perf_directive(cur, tok, self.func.directives)
         elif name == "file":

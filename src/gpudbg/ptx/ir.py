@@ -285,6 +285,9 @@ class Function:
     locals: dict[str, VariableDecl] = field(default_factory=dict)
     directives: dict[str, object] = field(default_factory=dict)
     pragmas: list[str] = field(default_factory=list)
+    #: (index into body of the statement that follows, pragma) of each
+    #: .pragma in the body: `nounroll` applies to the loop it starts
+    pragma_at: list[tuple[int, str]] = field(default_factory=list)
     branchtargets: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property

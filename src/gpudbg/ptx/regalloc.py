@@ -20,18 +20,19 @@ pairs, 128-bit values aligned quads), plus:
 * instructions ptxas expands into multi-instruction sequences or
   subroutines (IEEE division, square root, 64-bit integer division) need
   the temporaries of their expansion (`EXPANSION_TEMPS`, measured from
-  ptxas).
-
+  ptxas);
 * tensor-core code as ptxas lowers it on sm_80: an f16 wmma A/B fragment's
   eight PTX registers hold m*k/64 distinct values (the rest are aliases),
   an mma writes its result over its dying accumulator, and a wmma
   load/store needs the per-lane addresses it expands to
   (WMMA_ADDRESS_PAIRS, measured from ptxas).
 
-ptxas's scheduler is approximated per basic block: loads, texture
-fetches, shuffles and atomics move up with the instructions computing
-their operands, HOIST_WINDOW instructions at most, or without bound while
-the kernel fits full occupancy (FULL_OCCUPANCY_REGISTERS), the way ptxas
+Counted single-block loops are unrolled four times first, as ptxas does
+(gpudbg.ptx.ptxas_unroll). ptxas's scheduler is approximated per basic
+block: loads, texture fetches, shuffles, atomics and special-register
+reads move up with the instructions computing their operands,
+HOIST_WINDOW instructions at most, or without bound while the kernel
+fits full occupancy (FULL_OCCUPANCY_REGISTERS), the way ptxas
 trades registers for latency only while they are free; and a freed
 register is not reused for REUSE_DISTANCE instructions. Those two
 constants are fitted to `ptxas -v` over tests/data/ptx_corpus
@@ -42,8 +43,12 @@ per SM than a real one.
 It deliberately does not model ptxas's rematerialisation of ordinary
 arithmetic, if-conversion, instruction selection or spilling (the count
 is clamped to the architecture's 255 and a kernel's `.maxnreg`, as ptxas
-clamps and spills), nor `-G` builds, which ptxas compiles at -O0. Pure
-analysis of the IR: nothing here executes or imports the simulator.
+clamps and spills), nor how ptxas spreads a small kernel's values over
+free registers (probes: each live 32-bit value in an odd register, a
+freed one reused only ~10 instructions later; taken literally that
+over-counts most of the corpus, where REUSE_DISTANCE stands in for it),
+nor `-G` builds, which ptxas compiles at -O0. Pure analysis of the IR:
+nothing here executes or imports the simulator.
 """
 from __future__ import annotations
 
@@ -51,6 +56,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from . import ir
+from .ptxas_unroll import unrolled
 from .ptxas_schedule import TERMINATORS, schedule_block, split_operands
 
 __all__ = ["FunctionPressure", "function_pressures", "register_count", "register_counts", "split_operands"]
@@ -136,18 +142,24 @@ class _Function:
         self.window = window
         blocks: list[list[ir.Instruction]] = [[]]
         block_labels: list[list[str]] = [[]]
-        for s in fn.body or []:
+        nounroll_at = {i for i, text in fn.pragma_at if text == "nounroll"}
+        nounroll: set[int] = set()          # blocks a `.pragma "nounroll"` starts
+        for n, s in enumerate(fn.body or []):
             if isinstance(s, ir.Label):
                 if blocks[-1]:
                     blocks.append([])
                     block_labels.append([])
                 block_labels[-1].append(s.name)
             else:
+                if n in nounroll_at:
+                    nounroll.add(len(blocks) - 1)
                 blocks[-1].append(s)
                 if s.opcode in TERMINATORS:
                     blocks.append([])
                     block_labels.append([])
         self.words: dict[str, int] = {n: _type_words(d.type, d.vector) for n, d in fn.registers.items()}
+        blocks = [unrolled(insts, names, self.words, b in nounroll)
+                  for b, (insts, names) in enumerate(zip(blocks, block_labels))]
         self.insts: list[ir.Instruction] = [i for b in blocks for i in b]
 
         self.remat = self._rematerialisable()       # order-independent: computed before scheduling
