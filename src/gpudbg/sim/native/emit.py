@@ -138,7 +138,9 @@ class SegmentEmitter:
         self.b = L.IRBuilder(self.entry)
         self._reg_base: dict[int, L.Value] = {}
         self._env: dict[int, L.Value] = {}
-        self._scratch_written: set[int] = set()
+        self.values: dict[int, L.Value] = {}   # register -> its current value in this thread's iteration
+        self.dirty: set[int] = set()           # registers written in the iteration
+        self._block_writes: set[int] = set()   # registers written in the current guarded block
         self.function_ir = None
         self.deferred: list[Callable] = []   # second-pass actions of a store segment
         self.i = None    # position in the selection (i64), inside the thread loop
@@ -149,13 +151,24 @@ class SegmentEmitter:
         self.writes: set[int] = set()
 
     # ----------------------------------------------------------- environment
+    def load_invariant(self, ptr: L.Value) -> L.Value:
+        """A load of memory no segment writes during the call (the
+        environment, symbol and allocation tables, layout arrays, kernel
+        parameters): marked so LLVM may hoist it out of the thread loop."""
+        v = self.b.load(ptr)
+        md = self._env.get("invariant")
+        if md is None:
+            md = self._env["invariant"] = self.module.add_metadata([])
+        v.set_metadata("invariant.load", md)
+        return v
+
     def env(self, index: int) -> L.Value:
         """env[index] as i64, loaded once in the entry block."""
         v = self._env.get(index)
         if v is None:
             with self.b.goto_block(self.entry):
                 p = self.b.gep(self.env_arg, [I64(index)], inbounds=True)
-                v = self.b.load(p)
+                v = self.load_invariant(p)
             self._env[index] = v
         return v
 
@@ -176,7 +189,7 @@ class SegmentEmitter:
         if key not in self.symbols:
             self.symbols.append(key)
         table = self.env_pointer(ENV_SYMBOLS, I64)
-        return self.b.load(self.b.gep(table, [I64(self.symbols.index(key))], inbounds=True))
+        return self.load_invariant(self.b.gep(table, [I64(self.symbols.index(key))], inbounds=True))
 
     def site_cache(self, need: int) -> tuple[L.Value, L.Value, L.Value]:
         """Per access site: allocas (lo, hi, delta) of the last allocation
@@ -193,19 +206,10 @@ class SegmentEmitter:
         v = self._reg_base.get(k)
         if v is None:
             with self.b.goto_block(self.entry):
-                raw = self.b.load(self.b.gep(self.regs_arg, [I64(k)], inbounds=True))
+                raw = self.load_invariant(self.b.gep(self.regs_arg, [I64(k)], inbounds=True))
                 v = self.b.inttoptr(raw, storage_type(dtype).as_pointer())
             self._reg_base[k] = v
         return v
-
-    def _slot_pointer(self, k: int) -> L.Value:
-        """Where thread t's register k is read/written now: its array, or
-        the scratch row (indexed by selection position) once written."""
-        dtype = self.program.reg_dtypes[k]
-        if k in self.plan.scratch_regs and k in self._scratch_written:
-            row = self.scratch_row(self.plan.scratch_regs[k], storage_type(dtype))
-            return self.b.gep(row, [self.i], inbounds=True)
-        return self.b.gep(self._reg_array(k), [self.t], inbounds=True)
 
     def scratch_row(self, slot: int, elem: L.Type) -> L.Value:
         """Scratch row `slot` (8 bytes per selected thread) as elem*."""
@@ -230,7 +234,9 @@ class SegmentEmitter:
         if isinstance(operand, ir.Register):
             k, rd = self.register(operand)
             self.reads.add(k)
-            raw = self.b.load(self._slot_pointer(k))
+            raw = self.values.get(k)
+            if raw is None:
+                raw = self.values[k] = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
             if rd.kind == "b":
                 raw = self.b.icmp_unsigned("!=", raw, I8(0))
             return self.convert(raw, rd, dtype)
@@ -256,13 +262,9 @@ class SegmentEmitter:
         v = self.convert(value, np.dtype(dtype), rd)
         if rd.kind == "b":
             v = self.b.zext(v, I8)
-        if k in self.plan.scratch_regs and k not in self._scratch_written:
-            # first write of a live-in register: it lives in scratch from
-            # here on; copy the entry value so a skipped (guarded) write keeps it
-            old = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
-            self._scratch_written.add(k)
-            self.b.store(old, self._slot_pointer(k))
-        self.b.store(v, self._slot_pointer(k))
+        self.values[k] = v           # stored at the end of the thread's iteration, if live after
+        self.dirty.add(k)
+        self._block_writes.add(k)
 
     def constant(self, value, dtype) -> L.Value:
         dtype = np.dtype(dtype)
@@ -318,6 +320,7 @@ class SegmentEmitter:
             self.current = c
             self.function_ir = self.program.functions[c.function].ir
             self._emit_guarded(c)
+        self._flush()
         i = self.i
         nxt = b.add(i, I64(1))
         i.add_incoming(nxt, b.block)
@@ -381,17 +384,58 @@ class SegmentEmitter:
         if inst.guard is None:
             low.fn(self, inst)
             return
+        b = self.b
         p = self.read(inst.guard, BOOL)
         if inst.guard_negated:
-            p = self.b.not_(p)
+            p = b.not_(p)
         if low.effect == "write":
             # the second pass writes only for threads whose guard held
             self._active_slot = self.new_slot()
-            self.record(self._active_slot, self.b.zext(p, I8))
+            self.record(self._active_slot, b.zext(p, I8))
+        before = dict(self.values)
+        outer_writes, self._block_writes = self._block_writes, set()
+        pre = b.block
+        then = self.fn.append_basic_block("guarded")
+        merge = self.fn.append_basic_block("merged")
+        b.cbranch(p, then, merge)
+        b.position_at_end(then)
         self.active = p
-        with self.b.if_then(p):
-            low.fn(self, inst)
+        low.fn(self, inst)
         self.active = None
+        then_end = b.block
+        b.branch(merge)
+        b.position_at_end(merge)
+        written = self._block_writes
+        self._block_writes = outer_writes | written
+        after = self.values
+        self.values = {k: v for k, v in before.items()}
+        for k in written:
+            old = before.get(k)
+            if old is None:              # the value on entry, loaded where both paths can see it
+                array = self._reg_array(k)   # (before goto_block: nested goto_blocks end at a block's end)
+                with b.goto_block(pre):
+                    old = b.load(b.gep(array, [self.t], inbounds=True))
+            phi = b.phi(old.type)
+            phi.add_incoming(after[k], then_end)
+            phi.add_incoming(old, pre)
+            self.values[k] = phi
+        # values only loaded inside the guarded block do not dominate what follows: dropped
+
+    def _flush(self) -> None:
+        """End of a thread's iteration: store the registers it wrote that
+        are read after the segment (scratch rows for those committed in
+        the second pass)."""
+        b = self.b
+        live = self.plan.live_out
+        for k in sorted(self.dirty):
+            if live is not None and k not in live:
+                continue
+            v = self.values[k]
+            if k in self.plan.scratch_regs:
+                row = self.scratch_row(self.plan.scratch_regs[k], v.type)
+                b.store(v, b.gep(row, [self.i], inbounds=True))
+            else:
+                b.store(v, b.gep(self._reg_array(k), [self.t], inbounds=True))
 
     # ----------------------------------------------------------- second pass
     def defer(self, action: Callable) -> None:
@@ -413,7 +457,8 @@ class SegmentEmitter:
 
     def _second_pass(self) -> None:
         b = self.b
-        commits = [k for k in self.plan.scratch_regs if k in self._scratch_written]
+        live = self.plan.live_out
+        commits = [k for k in self.plan.scratch_regs if k in self.dirty and (live is None or k in live)]
         if not self.deferred and not commits:
             return
         start = b.block

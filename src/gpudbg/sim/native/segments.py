@@ -10,11 +10,15 @@ write of another thread), and a segment that can fail (it has a memory
 access, whose check may send the selection back to the interpreter) lists
 the registers it reads on entry and also writes: those go through scratch
 and are committed only when the whole selection succeeded, so the
-interpreter's re-run starts from the entry values.
+interpreter's re-run starts from the entry values. A segment stores only
+the registers read after it (liveness.py); its other values live and die
+in machine registers.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from gpudbg.sim.native.liveness import live_after
 
 
 @dataclass
@@ -24,6 +28,7 @@ class SegmentPlan:
     scratch_regs: dict = field(default_factory=dict)   # register -> scratch row
     nslots: int = 0                 # scratch rows in use (registers + recorded values)
     can_fail: bool = False
+    live_out: set | None = None     # registers read after the segment (None: assume all)
 
     @classmethod
     def empty(cls) -> "SegmentPlan":
@@ -53,6 +58,7 @@ def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
                                    len(scratch), can_fail))
         cur, live_in, written, can_fail = [], set(), set(), False
 
+    kills: dict[int, int] = {}
     for pc, c in enumerate(code):
         if leader[pc] and cur:
             close()
@@ -64,6 +70,8 @@ def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
             close()
             continue
         low, reads, writes = found
+        if c.inst.guard is None:
+            kills[pc] = sum(1 << k for k in writes)
         cur.append(pc)
         live_in |= reads - written
         written |= writes
@@ -71,4 +79,8 @@ def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
         if low.effect == "write":
             close()
     close()
+    live = live_after(program, kills)
+    for plan in out:
+        bits = live[plan.end - 1]
+        plan.live_out = {k for k in range(bits.bit_length()) if bits >> k & 1}
     return out

@@ -24,4 +24,4 @@ def read_special(em, sreg: ir.SpecialRegister):
     if kind == "value":
         return em.b.trunc(em.env(ENV[key]), I32)
     base = em.env_pointer(ENV[key], I32)
-    return em.b.load(em.b.gep(base, [em.t], inbounds=True))
+    return em.load_invariant(em.b.gep(base, [em.t], inbounds=True))
