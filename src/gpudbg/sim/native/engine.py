@@ -163,8 +163,13 @@ _loaded: dict[str, dict[str, int]] = {}
 def _compile(ir_text: str, names: list[str], key: str) -> dict[str, int]:
     """Addresses of the module's functions: loaded once per process."""
     from gpudbg.sim.native import jit
+    from gpudbg.sim.native import code_cache
     got = _loaded.get(key)
     if got is None:
-        obj = jit.compile_object(ir_text)
+        disk = code_cache.entry_key(key, ir_text)
+        obj = code_cache.load(disk)
+        if obj is None:
+            obj = jit.compile_object(ir_text)
+            code_cache.store(disk, obj)
         got = _loaded[key] = jit.load_object(obj, names)
     return got
