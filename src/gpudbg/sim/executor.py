@@ -290,6 +290,10 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
     executed = 0
     native = X.native_on          # compiled segments (sim/native) may run this step's straight-line work
     interpret_at = -1             # a segment whose check failed: the interpreter redoes it and reports
+    if native:
+        region = code[pc].region  # a whole loop run natively, each thread until it leaves
+        if region is not None and region.enter(X, idx, pc):
+            return
     try:
         while True:
             c = code[pc]

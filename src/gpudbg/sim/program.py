@@ -42,6 +42,7 @@ class Compiled:
     guard_reg: int = -1
     guard_neg: bool = False
     native: object = None  # sim/native/engine.NativeSegment starting at this pc, once compiled
+    region: object = None  # sim/native/engine.NativeRegion this pc may enter (a loop run natively)
 
 
 @dataclass

@@ -95,8 +95,9 @@ def test_live_in_registers_survive_a_failed_check():
     src = np.arange(100, dtype=np.uint32)
     with engine_choice("native"):
         r = run(LOOP, "sums", (1,), (64,), [src, Out(64, np.uint32), 8])
-    plans = plan_segments(r.module.program)
+    plans, _, _ = plan_segments(r.module.program)
     assert any(p.scratch_regs and p.can_fail for p in plans)   # %r2, %r3 go through scratch
+    assert r.module.program.native_regions == 1                # the whole loop runs natively
     # 64 threads x 8 iterations reach index 70 < 100: fine; 40 iterations reach 103: fault
     run_both(LOOP, "sums", (1,), (64,), [src, Out(64, np.uint32), 8])
     ref, got = run_both(LOOP, "sums", (1,), (64,), [src, Out(64, np.uint32), 40], expect_fault=True)
@@ -142,3 +143,21 @@ def test_a_bad_engine_name_is_refused_with_the_variable_named(bad):
     from gpudbg.sim.native.engine import EngineError, chosen
     with engine_choice(bad), pytest.raises(EngineError, match="GPUDBG_ENGINE"):
         chosen()
+
+
+def test_a_region_runs_each_thread_to_its_own_loop_exit():
+    # threads run different trip counts (count + tid % 5): they leave the
+    # region at different iterations and reconverge after it
+    DIVERGENT = LOOP.replace("setp.lt.u32 %p1, %r2, %r5;", "and.b32 %r7, %r1, 3;\n    add.u32 %r7, %r7, %r5;\n"
+                             "    setp.lt.u32 %p1, %r2, %r7;")
+    src = np.arange(200, dtype=np.uint32) * 3
+    ref, got = run_both(DIVERGENT, "sums", (2,), (64,), [src, Out(128, np.uint32), 9])
+    assert got.module.program.native_regions == 1
+    assert got.stats.thread_instructions == ref.stats.thread_instructions
+
+
+def test_a_runaway_region_goes_back_to_the_interpreter_and_its_watchdog(monkeypatch):
+    from gpudbg.sim.native.engine import NativeRegion
+    monkeypatch.setattr(NativeRegion, "CAP", 50)     # every thread passes the cap: the interpreter runs it
+    src = np.arange(100, dtype=np.uint32)
+    run_both(LOOP, "sums", (1,), (32,), [src, Out(32, np.uint32), 30])

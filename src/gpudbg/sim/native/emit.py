@@ -90,6 +90,12 @@ def type_kind(inst: ir.Instruction) -> str:
 
 def lowering_of(inst: ir.Instruction) -> Lowering | None:
     _load_lowerings()
+    if any(PTX_TYPES[m].kind == "f" for m in inst.modifiers if m in PTX_TYPES):
+        # a float operand anywhere (cvt.s32.f32, set.u32.f32): the float
+        # module's lowering decides, if it has one for the opcode
+        low = _LOWERINGS.get((inst.opcode, "f"))
+        if low is not None:
+            return low
     low = _LOWERINGS.get((inst.opcode, type_kind(inst)))
     return low if low is not None else _LOWERINGS.get((inst.opcode, "*"))
 
@@ -234,9 +240,7 @@ class SegmentEmitter:
         if isinstance(operand, ir.Register):
             k, rd = self.register(operand)
             self.reads.add(k)
-            raw = self.values.get(k)
-            if raw is None:
-                raw = self.values[k] = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
+            raw = self._load_register(k)
             if rd.kind == "b":
                 raw = self.b.icmp_unsigned("!=", raw, I8(0))
             return self.convert(raw, rd, dtype)
@@ -262,9 +266,20 @@ class SegmentEmitter:
         v = self.convert(value, np.dtype(dtype), rd)
         if rd.kind == "b":
             v = self.b.zext(v, I8)
-        self.values[k] = v           # stored at the end of the thread's iteration, if live after
+        self._store_register(k, v)
         self.dirty.add(k)
         self._block_writes.add(k)
+
+    def _load_register(self, k: int) -> L.Value:
+        """Register k's current value in this thread's iteration (its
+        storage type): cached, loaded from its array on first use."""
+        raw = self.values.get(k)
+        if raw is None:
+            raw = self.values[k] = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
+        return raw
+
+    def _store_register(self, k: int, v: L.Value) -> None:
+        self.values[k] = v           # stored at the end of the thread's iteration, if live after
 
     def constant(self, value, dtype) -> L.Value:
         dtype = np.dtype(dtype)

@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from gpudbg.sim.native.environment import WaveEnvironment
+from gpudbg.sim.native.environment import ENV, WaveEnvironment
 
 ENV_ENGINE = "GPUDBG_ENGINE"
 ENGINES = ("auto", "interp", "native")
@@ -84,6 +84,31 @@ class NativeSegment:
         return self.fn(X.reg_ptrs.ctypes.data, iptr, n, env.env_address) < 0
 
 
+class NativeRegion(NativeSegment):
+    """One compiled loop region (regions.py): called at any of its block
+    starts, it runs each selected thread until the thread leaves."""
+
+    __slots__ = ()
+    CAP = 1 << 20      # instructions per thread per call; past it the interpreter (and watchdog) takes over
+
+    def enter(self, X, idx, pc: int) -> bool:
+        """Run from `pc`; on success the threads' exit pcs are set and the
+        work counted; False: nothing happened that the interpreter's run
+        of the step would not redo."""
+        env = X.native_env
+        if env is None:
+            env = X.native_env = WaveEnvironment(X, X.program.native_symbols)
+        e = env.env
+        e[ENV["region_pc"]] = pc
+        e[ENV["region_cap"]] = self.CAP
+        if not self.run(X, idx):
+            return False
+        X.thread_instructions += int(e[ENV["region_work"]])
+        X.steps += 1
+        X.cycles += int(e[ENV["region_cycles"]])
+        return True
+
+
 _lock = threading.Lock()
 
 
@@ -133,13 +158,16 @@ def prepare(program) -> None:
 
     from gpudbg.sim.native import jit
     from gpudbg.sim.native.emit import SegmentEmitter
+    from gpudbg.sim.native.region_emit import RegionEmitter
+    from gpudbg.sim.native.regions import find_regions
     from gpudbg.sim.native.segments import plan_segments
     if getattr(program, "native_ready", False):
         return
     with _lock:
         if getattr(program, "native_ready", False):
             return
-        plans = plan_segments(program)
+        plans, lowered, live = plan_segments(program)
+        regions = find_regions(program, lowered, live)
         symbols: list = []
         key = program_key(program)
         prefix = f"g{key[:16]}_"
@@ -147,13 +175,20 @@ def prepare(program) -> None:
         for plan in plans:
             em = SegmentEmitter(module, prefix + plan.name, program, plan, symbols)
             em.build([program.code[pc] for pc in range(plan.start, plan.end)])
-        names = [prefix + p.name for p in plans]
-        addresses = _compile(str(module), names, key) if plans else {}
+        for region in regions:
+            RegionEmitter(module, prefix + region.name, program, region, symbols).build_region()
+        names = [prefix + p.name for p in plans + regions]
+        addresses = _compile(str(module), names, key) if names else {}
         for plan in plans:
-            program.code[plan.start].native = NativeSegment(  # noqa: E501
+            program.code[plan.start].native = NativeSegment(
                 jit.segment_function(addresses[prefix + plan.name]), plan)
+        for region in regions:
+            runner = NativeRegion(jit.segment_function(addresses[prefix + region.name]), region)
+            for pc in region.leaders:
+                program.code[pc].region = runner
         program.native_symbols = symbols
-        program.native_segments = len(plans)
+        program.native_segments = len(plans) + len(regions)
+        program.native_regions = len(regions)
         program.native_ready = True
 
 

@@ -43,6 +43,8 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("lmem", "value", lambda X: _ptr(X.lmem.buffer)),
     ("lstride", "value", lambda X: X.lmem.stride),
     ("llimits", "array", lambda X: np.ascontiguousarray(X.lmem._limits, dtype=np.int64)),
+    ("sp", "value", lambda X: _ptr(X.sp)),          # per-thread stack pointers (local symbols)
+    ("clustered", "value", lambda X: int(tuple(X.cluster_dim) != (1, 1, 1))),
     ("kparams", "array", lambda X: np.frombuffer(X.kparams, dtype=np.uint8) if len(X.kparams)
         else np.zeros(1, np.uint8)),
     ("kparams_len", "value", lambda X: len(X.kparams)),
@@ -64,6 +66,11 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("nwarpid", "value", lambda X: X.model.warp_slots_per_sm),
     ("nsmid", "value", lambda X: X.model.sm_count),
     ("symbols", "special", None),
+    ("sched", "special", None),          # the wave's scheduling pcs (regions write exit pcs)
+    ("region_pc", "special", None),      # set per call: the pc a region starts at
+    ("region_cap", "special", None),     # instructions a thread may run in one region call
+    ("region_work", "special", None),    # results of a region call
+    ("region_cycles", "special", None),
 ]
 ENV = {name: i for i, (name, _, _) in enumerate(ENTRIES)}
 
@@ -107,6 +114,7 @@ class WaveEnvironment:
         self.symbols = np.array([_symbol_value(X, kind, name) for kind, name in symbols] or [0],
                                 dtype=np.uint64)
         self.env[ENV["symbols"]] = _ptr(self.symbols)
+        self.env[ENV["sched"]] = _ptr(X.sched)
         self.scratch = np.zeros(0, dtype=np.uint64)
         self._gversion = None
         self.refresh_globals()
@@ -146,4 +154,8 @@ def _symbol_value(X, kind: str, name: str) -> int:
         return int(X.shared_symbols.get(name, ABSENT))
     if kind == "global":
         return int(X.program.symbols[name])
+    if kind == "param":          # a .func parameter: its per-thread rows (X.params)
+        return _ptr(X.params[name])
+    if kind == "function":
+        return int(X.program.function_address(name))
     raise ValueError(f"native code: symbol kind {kind} of {name}")

@@ -39,8 +39,10 @@ class SegmentPlan:
         return f"seg_{self.start}_{self.end}"
 
 
-def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
-    """Every segment of the program's code, in pc order."""
+def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict, list[int]]:
+    """Every segment of the program's code, in pc order; with what the
+    regions need: {pc: (effect, reads, writes)} of every lowered
+    instruction and the liveness bitsets (live after each pc)."""
     from gpudbg.sim.native.emit import probe
     code = program.code
     leader = program.leader
@@ -59,6 +61,7 @@ def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
         cur, live_in, written, can_fail = [], set(), set(), False
 
     kills: dict[int, int] = {}
+    lowered: dict[int, tuple] = {}
     for pc, c in enumerate(code):
         if leader[pc] and cur:
             close()
@@ -70,6 +73,7 @@ def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
             close()
             continue
         low, reads, writes = found
+        lowered[pc] = (low.effect, reads, writes)
         if c.inst.guard is None:
             kills[pc] = sum(1 << k for k in writes)
         cur.append(pc)
@@ -83,4 +87,4 @@ def plan_segments(program, min_length: int = 1) -> list[SegmentPlan]:
     for plan in out:
         bits = live[plan.end - 1]
         plan.live_out = {k for k in range(bits.bit_length()) if bits >> k & 1}
-    return out
+    return out, lowered, live

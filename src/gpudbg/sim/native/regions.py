@@ -1,0 +1,107 @@
+"""Loop regions: whole loops that run natively, thread by thread, until
+each thread leaves them.
+
+A region is the pc range of a loop (from a backward branch's target to
+the branch) whose every instruction has a native lowering that does not
+write memory (no store, no atomic), plus plain branches (`bra` to a
+label); no barrier, warp-level operation, call or exit. Running such a
+loop to completion for one thread, then the next, gives every thread the
+registers the interpreter's lockstep gives it, because nothing in the
+loop can observe another thread: memory is only read, and it is not
+written by anyone while the region runs. Threads leave at different pcs;
+the executor's scheduler reconverges them afterwards as always. The loop
+body of a tiled matrix multiply (shared-memory loads and fused
+multiply-adds) is the typical region: it costs one native call per step
+instead of one interpreted step per iteration.
+
+Failures (a check, or a thread past its instruction cap, so that runaway
+loops reach the watchdog in the interpreter) hand the region back to the
+interpreter exactly like segments do: registers the region reads and also
+writes are committed only after every selected thread finished.
+
+The work counted is each thread's instructions (the interpreter's sum);
+cycles are the longest thread's path, which is what lockstep execution of
+an undiverged loop gives.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpudbg.ptx import ir
+
+
+@dataclass
+class RegionPlan:
+    start: int
+    end: int                         # pc after the region's last instruction
+    leaders: list[int]               # pcs a thread may enter at (block starts in the range)
+    scratch_regs: dict = field(default_factory=dict)
+    nslots: int = 0
+    can_fail: bool = True
+    live_out: set | None = None      # registers read after leaving the region
+    flushed: set = field(default_factory=set)   # registers written in the region and live after
+
+    @property
+    def name(self) -> str:
+        return f"region_{self.start}_{self.end}"
+
+
+def _plain_branch(c) -> int | None:
+    """The target pc of a plain `bra LABEL` (guarded or not), else None."""
+    if c.inst.opcode != "bra" or c.built.kind != "branch":
+        return None
+    t = c.built.info.get("target")
+    return int(t) if t is not None else None
+
+
+def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[RegionPlan]:
+    """Regions of the program. `lowered[pc]` = (effect, reads, writes) of
+    the pcs with a native lowering; `live[pc]` = bitset live after pc."""
+    code = program.code
+    leader = program.leader
+    candidates = []
+    for c in code:
+        t = _plain_branch(c)
+        if t is not None and t <= c.pc and code[t].function == c.function:
+            candidates.append((t, c.pc + 1))
+    candidates.sort(key=lambda r: r[0] - r[1])      # largest first
+    taken: list[tuple[int, int]] = []
+    out = []
+    for start, end in candidates:
+        if any(s < end and start < e for s, e in taken):
+            continue
+        reads, writes, ok = set(), set(), True
+        exits_live = 0
+        for pc in range(start, end):
+            c = code[pc]
+            target = _plain_branch(c)
+            if target is not None:
+                if c.inst.guard is not None:
+                    k = program._reg_index.get((c.function, c.inst.guard.name))
+                    if k is None:
+                        ok = False
+                        break
+                    reads.add(k)
+                if not start <= target < end or c.inst.guard is not None:
+                    exits_live |= live[pc]
+                continue
+            got = lowered.get(pc)
+            if got is None or got[0] == "write" or c.built.run is None:
+                ok = False
+                break
+            reads |= got[1]
+            writes |= got[2]
+        if not ok:
+            continue
+        exits_live |= live[end - 1]
+        live_out = {k for k in range(exits_live.bit_length()) if exits_live >> k & 1}
+        flushed = writes & live_out
+        scratch = sorted(reads & flushed)
+        taken.append((start, end))
+        out.append(RegionPlan(start, end, [pc for pc in range(start, end) if leader[pc]],
+                              {k: s for s, k in enumerate(scratch)}, len(scratch), True,
+                              live_out, flushed))
+    return out
+
+
+__all__ = ["RegionPlan", "find_regions", "ir"]
