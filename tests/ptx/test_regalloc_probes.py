@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from gpudbg.ptx import ir
 from gpudbg.ptx.parser import parse
 from gpudbg.ptx.ptxas_schedule import _may_alias, schedule_block, split_operands
+from gpudbg.ptx.ptxas_ifconvert import IFCONV_MAX_INSTRUCTIONS, if_converted
 from gpudbg.ptx.ptxas_unroll import UNROLL_FACTOR, unrolled
 from gpudbg.ptx.regalloc import WMMA_ADDRESS_PAIRS, function_pressures, register_count
 
@@ -257,3 +258,93 @@ def test_unrolled_copies_are_renamed_and_the_inner_exits_dropped():
     assert split_operands(loads[1])[1] == ["%rd6~u0"]
     assert words["%rd6~u2"] == 2
     assert unrolled(block, ["$Lloop"], words, nounroll=True) == block
+
+
+def _guarded_regions(k: int, content: str = "load", between: str = "") -> str:
+    """k regions, each skipped by its own forward branch, like a tile
+    copy's bounds checks; `between` goes after each region's label."""
+    body = ["ld.param.u64 %rd1, [p0];", "ld.param.u32 %r1, [p1];", "cvta.to.global.u64 %rd3, %rd1;",
+            "mov.u32 %r2, %tid.x;", "shl.b32 %r3, %r2, 2;", "mov.u32 %r4, sbuf;", "add.s32 %r5, %r4, %r3;"]
+    for g in range(k):
+        body += [f"add.s32 %r{10 + g}, %r2, {g * 8};", f"setp.ge.s32 %p{g}, %r{10 + g}, %r1;", f"@%p{g} bra $L{g};",
+                 f"mad.lo.s32 %r{30 + g}, %r{10 + g}, %r1, %r2;", f"mul.wide.s32 %rd{10 + g}, %r{30 + g}, 4;",
+                 f"add.s64 %rd{30 + g}, %rd3, %rd{10 + g};"]
+        if content == "load":
+            body += [f"ld.global.f32 %f{g}, [%rd{30 + g}];", f"st.shared.f32 [%r5+{128 * g}], %f{g};"]
+        else:
+            body += [f"st.global.u32 [%rd{30 + g}], %r2;"]
+        body += [f"$L{g}:"] + ([between] if between else [])
+    body += ["bar.sync 0;", "ret;"]
+    return (HEAD + ".shared .align 4 .b8 sbuf[4096];\n.visible .entry k(.param .u64 p0, .param .u32 p1)\n{\n"
+            ".reg .b32 %r<64>;\n.reg .b64 %rd<64>;\n.reg .f32 %f<16>;\n.reg .pred %p<16>;\n" + "\n".join(body) + "\n}\n")
+
+
+def _converted(ptx: str) -> list[ir.Statement]:
+    return [s for _, s in if_converted(parse(ptx, "t.ptx").functions["k"].body)]
+
+
+def _branches(ptx: str) -> int:
+    return sum(1 for s in _converted(ptx) if isinstance(s, ir.Instruction) and s.opcode == "bra")
+
+
+def test_a_run_of_guarded_regions_is_predicated():
+    """ptxas: four guarded ld.global/st.shared regions become predicated
+    code, no conditional branch left (ptxas -v 18 registers, the loads in
+    flight together; the model 13)."""
+    out = _converted(_guarded_regions(4))
+    assert not any(isinstance(s, ir.Label) for s in out)
+    assert [s.opcode for s in out].count("bra") == 0
+    loads = [s for s in out if s.opcode == "ld" and "global" in s.modifiers]
+    assert [(s.guard.name, s.guard_negated) for s in loads] == [(f"%p{g}", True) for g in range(4)]
+    assert register_count(parse(_guarded_regions(4), "t.ptx"), "k") == 13
+
+
+def test_a_lone_guarded_load_keeps_its_branch_and_a_lone_store_does_not():
+    """ptxas: one guarded region with a load stays a branch (nothing to
+    overlap it with), one guarded store is predicated."""
+    assert _branches(_guarded_regions(1)) == 1
+    assert _branches(_guarded_regions(1, "store")) == 0
+
+
+def test_regions_apart_or_too_long_or_before_a_return_keep_their_branches():
+    # a barrier between two regions: no run
+    assert _branches(_guarded_regions(2, between="bar.sync 0;")) == 2
+    # a region longer than ptxas predicates (25 instructions were not): its
+    # neighbour, a load alone now, keeps its branch too
+    long = _guarded_regions(2).replace("st.shared.f32 [%r5+0], %f0;",
+                                       "\n".join(["mul.f32 %f0, %f0, 0f3F800001;"] * IFCONV_MAX_INSTRUCTIONS)
+                                       + "\nst.shared.f32 [%r5+0], %f0;")
+    assert _branches(long) == 2
+    # a guarded store right before the return: ptxas exits early instead
+    early = _guarded_regions(1, "store").replace("$L0:\nbar.sync 0;", "$L0:")
+    assert _branches(early) == 1
+
+
+def test_a_register_defined_only_under_a_guard_is_not_live_before_it():
+    """Where the guard is false the register has no older value to keep,
+    so it is not live back to the kernel's start."""
+    body = """ld.param.u64 %rd1, [a];
+cvta.to.global.u64 %rd2, %rd1;
+mov.u32 %r1, %tid.x;
+ld.global.u32 %r2, [%rd2];
+ld.global.u32 %r3, [%rd2+4];
+ld.global.u32 %r4, [%rd2+8];
+add.s32 %r5, %r2, %r3;
+add.s32 %r6, %r5, %r4;
+st.global.u32 [%rd2+12], %r6;
+setp.eq.s32 %p1, %r1, 0;
+@%p1 add.s32 %r7, %r1, 5;
+@%p1 st.global.u32 [%rd2], %r7;
+ret;"""
+    regs = ".reg .pred %p<2>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<3>;"
+    unguarded = pressure(body.replace("@%p1 add.s32", "add.s32"), regs)
+    assert pressure(body, regs) == unguarded
+
+
+def test_a_predicated_load_moves_up_with_its_predicate():
+    m = parse(_guarded_regions(2), "t.ptx")
+    converted = [s for _, s in if_converted(m.functions["k"].body) if isinstance(s, ir.Instruction)]
+    order = [i.text for i in schedule_block(converted[:-1], 1 << 20)]
+    second_load = next(n for n, t in enumerate(order) if t.startswith("ld.global.f32 %f1"))
+    first_store = next(n for n, t in enumerate(order) if t.startswith("st.shared.f32 [%r5+0]"))
+    assert second_load < first_store

@@ -194,6 +194,8 @@ def schedule_block(insts: list[ir.Instruction], window: int,
         if _long_latency(body[i]) or (_memory_role(body[i]) == "" and wanted.intersection(dests)):
             hoist[i] = True
             wanted.update(srcs)
+            if body[i].guard is not None:       # a predicated load moves up with its predicate
+                wanted.add(body[i].guard.name)
     sass = 0
     highest = -1e9                     # the largest key so far (a fence follows everything)
     for i, inst in enumerate(body):

@@ -27,8 +27,9 @@ pairs, 128-bit values aligned quads), plus:
   load/store needs the per-lane addresses it expands to
   (WMMA_ADDRESS_PAIRS, measured from ptxas).
 
-Counted single-block loops are unrolled four times first, as ptxas does
-(gpudbg.ptx.ptxas_unroll). ptxas's scheduler is approximated per basic
+Short guarded regions are predicated (gpudbg.ptx.ptxas_ifconvert) and
+counted single-block loops unrolled four times (gpudbg.ptx.ptxas_unroll)
+first, as ptxas does. ptxas's scheduler is approximated per basic
 block: loads, texture fetches, shuffles, atomics and special-register
 reads move up with the instructions computing their operands,
 HOIST_WINDOW instructions at most, or without bound while the kernel
@@ -41,7 +42,7 @@ count gets a safety margin so the simulated GPU never places more blocks
 per SM than a real one.
 
 It deliberately does not model ptxas's rematerialisation of ordinary
-arithmetic, if-conversion, instruction selection or spilling (the count
+arithmetic, instruction selection or spilling (the count
 is clamped to the architecture's 255 and a kernel's `.maxnreg`, as ptxas
 clamps and spills), nor how ptxas spreads a small kernel's values over
 free registers (probes: each live 32-bit value in an odd register, a
@@ -56,6 +57,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from . import ir
+from .ptxas_ifconvert import if_converted
 from .ptxas_unroll import unrolled
 from .ptxas_schedule import TERMINATORS, schedule_block, split_operands
 
@@ -144,7 +146,7 @@ class _Function:
         block_labels: list[list[str]] = [[]]
         nounroll_at = {i for i, text in fn.pragma_at if text == "nounroll"}
         nounroll: set[int] = set()          # blocks a `.pragma "nounroll"` starts
-        for n, s in enumerate(fn.body or []):
+        for n, s in if_converted(fn.body or []):
             if isinstance(s, ir.Label):
                 if blocks[-1]:
                     blocks.append([])
@@ -276,19 +278,22 @@ class _Function:
         use = [0] * n
         kill = [0] * n
         extra = [0] * n
+        ndefs: dict[str, int] = {}
+        for inst in self.insts:
+            for d in split_operands(inst)[0]:
+                ndefs[d] = ndefs.get(d, 0) + 1
         for i, inst in enumerate(self.insts):
             dests, srcs = split_operands(inst)
             u = 0
             for s in srcs:
                 u |= bit.get(self.alias.get(s, s), 0)
-            if inst.guard is None:
+            # a guarded write keeps the old value where the guard is false,
+            # unless there is none: a register defined only there
+            if inst.guard is None or all(ndefs.get(d) == 1 for d in dests):
                 k = 0
                 for d in dests:
                     k |= bit.get(d, 0)
                 kill[i] = k
-            else:       # a guarded write keeps the old value where the guard is false
-                for d in dests:
-                    u |= 0
             use[i] = u
             extra[i] = _expansion(inst) + 2 * _wmma_address_pairs(inst)
         self._add_materialised(extra)
