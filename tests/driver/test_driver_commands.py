@@ -35,6 +35,34 @@ def test_descriptor_round_trip(values):
     assert C.decode_descriptor(data) == values
 
 
+_FIELD_VALUES = [st.integers(0, t.mask) for _n, t in C.DESCRIPTOR_FORMAT]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.tuples(*_FIELD_VALUES))
+def test_positional_descriptor_is_the_keyword_one(values):
+    assert C.pack_descriptor(*values) == C.encode_descriptor(**dict(zip(C._DESCRIPTOR_NAMES, values)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, len(C.DESCRIPTOR_FORMAT) - 1),
+       st.one_of(st.integers(max_value=-1), st.integers(min_value=1 << 64), st.just(1.5)))
+def test_positional_descriptor_names_the_field_that_does_not_fit(i, bad):
+    values = [1] * len(C.DESCRIPTOR_FORMAT)
+    values[i] = bad
+    name, ftype = C.DESCRIPTOR_FORMAT[i]
+    with pytest.raises(C.CommandFormatError, match=f"descriptor.{name}=.* does not fit in {ftype.name}"):
+        C.pack_descriptor(*values)
+    with pytest.raises(C.CommandFormatError, match="exactly"):
+        C.pack_descriptor(*values[:-1])
+
+
+def test_opcodes_hash_as_their_numbers():
+    # tables keyed by opcode are looked up without Enum's Python-level hash
+    assert all(hash(op) == hash(int(op)) for op in C.Opcode)
+    assert {C.Opcode.LAUNCH: "x"}[1] == "x"
+
+
 def test_header_layout():
     words = C.encode(C.make(C.Opcode.SEM_RELEASE, address=0x1_0000_0002, value=7))
     assert words == [0x04000004, 2, 1, 7, 0]

@@ -29,6 +29,7 @@ from gpudbg.driver.ring import Ring, RingFullError
 from gpudbg.sim.memory.spaces import AllocationKind
 
 DEFAULT_RING_BYTES = 4096
+_RELEASE_WORDS = 1 + C.payload_words(C.Opcode.SEM_RELEASE)   # the fence's SEM_RELEASE closing every push
 _ids = itertools.count(1)
 
 
@@ -74,10 +75,10 @@ class Channel:
             if self.closed:
                 raise ChannelClosedError(f"channel {self.name} is closed")
             encoded = [C.encode(cmd) for cmd in commands]
-            release = C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address, value=0))
-            for words in encoded + [release]:
-                if len(words) > self.ring.size - 1:
-                    raise RingFullError(f"ring {self.name}: a {len(words)}-word command can never fit")
+            limit = self.ring.size - 1
+            for n in [len(words) for words in encoded] + [_RELEASE_WORDS]:
+                if n > limit:
+                    raise RingFullError(f"ring {self.name}: a {n}-word command can never fit")
             with self.gpu.cv:
                 if self.closed:
                     raise ChannelClosedError(f"channel {self.name} is closed")

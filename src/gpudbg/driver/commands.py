@@ -37,6 +37,11 @@ class Opcode(enum.IntEnum):
     COPY_2D = 0x10        # pitched copy: height rows of width bytes (peer devices allowed)
     MEMSET_2D = 0x11      # pitched memset: height rows of width elements
 
+    # An opcode is its number: hash it as one. Enum's own __hash__ (of the
+    # member's name) runs in Python, and every command made, encoded, decoded
+    # and dispatched looks its opcode up in a table several times.
+    __hash__ = int.__hash__
+
 
 class FieldType(enum.Enum):
     U32 = 1
@@ -201,10 +206,9 @@ def decode_one(read_word: Callable[[int], int], offset: int, ring: str = "?") ->
     returns the word i words after the header (the caller handles wrap)."""
     header = read_word(0)
     op_value = header >> 24
-    try:
-        opcode = Opcode(op_value)
-    except ValueError:
-        raise CommandDecodeError(ring, offset, header, f"unknown opcode 0x{op_value:02x}") from None
+    opcode = _BY_VALUE.get(op_value)
+    if opcode is None:
+        raise CommandDecodeError(ring, offset, header, f"unknown opcode 0x{op_value:02x}")
     expected = payload_words(opcode)
     count = header & 0x00FF_FFFF
     if count != expected:
@@ -258,6 +262,20 @@ def encode_descriptor(**values: int) -> bytes:
     return _DESCRIPTOR_STRUCT.pack(*ordered)
 
 
+def pack_descriptor(*ordered: int) -> bytes:
+    """encode_descriptor for every field given positionally, in
+    DESCRIPTOR_FORMAT order: the launch path's form. struct refuses what
+    does not fit (negative, too large, not an integer); encode_descriptor
+    then names the field."""
+    try:
+        return _DESCRIPTOR_STRUCT.pack(*ordered)
+    except struct.error:
+        if len(ordered) != len(_DESCRIPTOR_NAMES):
+            raise CommandFormatError(f"launch descriptor needs exactly {list(_DESCRIPTOR_NAMES)}, "
+                                     f"got {len(ordered)} values") from None
+        return encode_descriptor(**dict(zip(_DESCRIPTOR_NAMES, ordered)))
+
+
 def decode_descriptor(data: bytes) -> dict[str, int]:
     if len(data) < DESCRIPTOR_BYTES:
         raise ValueError(f"launch descriptor needs {DESCRIPTOR_BYTES} bytes, got {len(data)}")
@@ -273,6 +291,7 @@ _LAYOUT = {op: tuple((n, _MASKS[t], CONSTRAINTS.get((op, n))) for n, t in fmt) f
 _WIDE = {op: tuple((n, t is U64) for n, t in fmt) for op, fmt in FORMATS.items()}
 _PAYLOAD = {op: sum(t.value for _, t in fmt) for op, fmt in FORMATS.items()}
 _HEADER = {op: (int(op) << 24) | _PAYLOAD[op] for op in FORMATS}
+_BY_VALUE = {int(op): op for op in Opcode}
 _DESCRIPTOR_NAMES = tuple(n for n, _ in DESCRIPTOR_FORMAT)
 # a U64 is two little-endian words, low first: the same bytes as a little-endian Q
 _DESCRIPTOR_STRUCT = struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in DESCRIPTOR_FORMAT))

@@ -154,10 +154,30 @@ def _usage(ctx: Any) -> set:
     return _usage_of.setdefault(ctx, set())
 
 
-def _kernel_uses(kernel: Any) -> set:
+# id(kernel) -> (weak reference to it, what it uses); kernels are unhashable dataclasses
+_uses_of: dict[int, tuple[Any, frozenset]] = {}
+
+
+def _kernel_uses(kernel: Any) -> frozenset:
+    """What of the launch limits `kernel` can use (its code never changes:
+    worked out once per kernel, not per launch)."""
+    key = id(kernel)
+    hit = _uses_of.get(key)
+    if hit is not None and hit[0]() is kernel:
+        return hit[1]
+    uses = _find_uses(kernel)
+    try:
+        ref = weakref.ref(kernel, lambda _r, key=key: _uses_of.pop(key, None))
+    except TypeError:    # a kernel that takes no weak reference is walked every time
+        return uses
+    _uses_of[key] = (ref, uses)
+    return uses
+
+
+def _find_uses(kernel: Any) -> frozenset:
     prog = getattr(kernel, "program", None)
     if prog is None:
-        return set()
+        return frozenset()
     out = set()
     for name in prog.reachable(kernel.name):
         b = prog.functions[name].builtin
@@ -165,7 +185,7 @@ def _kernel_uses(kernel: Any) -> set:
             out.add("printf")
         elif b in ("malloc", "free"):
             out.add("heap")
-    return out
+    return frozenset(out)
 
 
 def check_launch_settings() -> None:

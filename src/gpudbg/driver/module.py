@@ -590,13 +590,10 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     except OutOfMemory as e:
         raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()
-    desc = C.encode_descriptor(code_address=k.code_address, grid_x=g[0], grid_y=g[1], grid_z=g[2],
-                               block_x=b[0], block_y=b[1], block_z=b[2], shared_bytes=shared_bytes,
-                               param_address=alloc.base + C.DESCRIPTOR_BYTES,
-                               param_size=len(params), grid_id=grid_id,
-                               host_tid=threading.get_native_id() & 0xFFFFFFFF,
-                               cooperative=int(bool(cooperative)),
-                               cluster_x=cluster[0], cluster_y=cluster[1], cluster_z=cluster[2])
+    desc = C.pack_descriptor(k.code_address, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes,  # DESCRIPTOR_FORMAT
+                             alloc.base + C.DESCRIPTOR_BYTES, len(params), grid_id,
+                             threading.get_native_id() & 0xFFFFFFFF, int(bool(cooperative)),
+                             cluster[0], cluster[1], cluster[2])
     alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)
     alloc.data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + len(params)] = memoryview(params)
     tap = instrument.active()
