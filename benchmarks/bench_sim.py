@@ -43,8 +43,7 @@ def kernel_of(module, name):
 ELEMENTS = {"saxpy": 1 << 20, "reduction": 1 << 20, "matmul": 256 ** 3, "histogram": 1 << 20}
 
 
-def case_saxpy(repeat):
-    n = 1 << 20
+def case_saxpy(repeat, n=1 << 20):
     mod = gpudbg.compile(example_source("saxpy"))
     k = kernel_of(mod, "saxpy")
     x = np.random.default_rng(1).random(n, dtype=np.float32)
@@ -61,8 +60,7 @@ def case_saxpy(repeat):
     return t_sim, t_np
 
 
-def case_reduction(repeat):
-    n = 1 << 20
+def case_reduction(repeat, n=1 << 20):
     mod = gpudbg.compile(example_source("reduction"))
     k = kernel_of(mod, "reduce_sum")
     x = np.random.default_rng(3).random(n, dtype=np.float32)
@@ -80,8 +78,7 @@ def case_reduction(repeat):
     return t_sim, t_np
 
 
-def case_matmul(repeat):
-    N = 256
+def case_matmul(repeat, N=256):
     mod = gpudbg.compile(example_source("matmul"))
     k = kernel_of(mod, "matmul")
     rng = np.random.default_rng(4)
@@ -99,8 +96,7 @@ def case_matmul(repeat):
     return t_sim, t_np
 
 
-def case_histogram(repeat):
-    n = 1 << 20
+def case_histogram(repeat, n=1 << 20):
     mod = gpudbg.compile(example_source("histogram"))
     k = kernel_of(mod, "histogram")
     # the example's skewed byte distribution: many lanes of a warp collide
