@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.parser import parse
-from gpudbg.ptx.ptxas_schedule import _may_alias, schedule_block, split_operands
+from gpudbg.ptx.ptxas_schedule import LOAD_ISSUE_DISTANCE, _may_alias, schedule_block, split_operands
 from gpudbg.ptx.ptxas_ifconvert import IFCONV_MAX_INSTRUCTIONS, if_converted
 from gpudbg.ptx.ptxas_unroll import UNROLL_FACTOR, unrolled
 from gpudbg.ptx.regalloc import WMMA_ADDRESS_PAIRS, function_pressures, register_count
@@ -348,3 +348,36 @@ def test_a_predicated_load_moves_up_with_its_predicate():
     second_load = next(n for n, t in enumerate(order) if t.startswith("ld.global.f32 %f1"))
     first_store = next(n for n, t in enumerate(order) if t.startswith("st.shared.f32 [%r5+0]"))
     assert second_load < first_store
+
+
+def test_below_full_occupancy_a_load_waits_for_its_address():
+    """Eight independent address -> load chains: ptxas issues each LDG 3,
+    3, 3, 4, 4, 4, 3, 2 instructions after the IMAD.WIDE computing its
+    address, the next chains' arithmetic in between; with
+    LOAD_ISSUE_DISTANCE the schedule does the same (the last load has no
+    more work to wait behind)."""
+    body = ["ld.param.u64 %rd1, [a];", "ld.param.u32 %r1, [ld];", "cvta.to.global.u64 %rd3, %rd1;", "mov.u32 %r2, %tid.x;"]
+    for g in range(8):
+        body += [f"mad.lo.s32 %r{10 + g}, %r2, %r1, {g * 7};", f"mul.wide.s32 %rd{10 + g}, %r{10 + g}, 4;",
+                 f"add.s64 %rd{30 + g}, %rd3, %rd{10 + g};", f"ld.global.f32 %f{g}, [%rd{30 + g}];"]
+    acc = "%f0"
+    for g in range(1, 8):
+        body.append(f"add.f32 %f{50 + g}, {acc}, %f{g};")
+        acc = f"%f{50 + g}"
+    body += [f"st.global.f32 [%rd3], {acc};", "ret;"]
+    m = module("\n".join(body), ".reg .b32 %r<64>;\n.reg .b64 %rd<64>;\n.reg .f32 %f<64>;")
+    insts = list(m.functions["k"].instructions)
+    order = schedule_block(insts, 1 << 20, issue_distance=LOAD_ISSUE_DISTANCE)
+    gaps = []
+    for j, inst in enumerate(order):
+        if inst.opcode == "ld" and "global" in inst.modifiers:
+            base = inst.operands[1].base.name
+            gaps.append(j - max(i for i in range(j) if base in split_operands(order[i])[0]))
+    assert gaps[:-1] == [LOAD_ISSUE_DISTANCE] * 7
+    assert all(g == 1 for g in _gaps_without_distance(insts))
+
+
+def _gaps_without_distance(insts: list[ir.Instruction]) -> list[int]:
+    order = schedule_block(insts, 1 << 20)
+    return [j - max(i for i in range(j) if inst.operands[1].base.name in split_operands(order[i])[0])
+            for j, inst in enumerate(order) if inst.opcode == "ld" and "global" in inst.modifiers]

@@ -165,22 +165,33 @@ def _may_alias(a: "_Footprint | None", b: "_Footprint | None") -> bool:
     return a[2] < b[2] + b[3] and b[2] < a[2] + a[3]
 
 
+#: Instructions from the one computing a load's operands to the load
+#: itself, when ptxas has independent work to put between (probe: eight
+#: independent address -> LDG chains issue each LDG 3, 3, 3, 4, 4, 4, 3 and
+#: 2 instructions after its IMAD.WIDE; 3 reproduces that order best).
+LOAD_ISSUE_DISTANCE = 3
+
+
 def schedule_block(insts: list[ir.Instruction], window: int,
-                   vanishes: Callable[[ir.Instruction], bool] = lambda inst: False) -> list[ir.Instruction]:
+                   vanishes: Callable[[ir.Instruction], bool] = lambda inst: False,
+                   issue_distance: int = 0) -> list[ir.Instruction]:
     """The order ptxas's scheduler gives a basic block, approximately:
     long-latency instructions (loads, texture fetches, shuffles) move up
     to `window` SASS instructions earlier (instructions that `vanishes`
     leave no SASS behind and do not count), never above an instruction they
     depend on (an operand's producer, a barrier, a store that may alias); the
     rest keep their order. Issuing loads early is what makes ptxas's
-    register use exceed the PTX order's pressure. The block's terminator
-    stays last."""
+    register use exceed the PTX order's pressure. With `issue_distance`
+    a long-latency instruction also comes that many instructions after
+    the producers of its operands (others' instructions fill the gap, as a
+    latency-driven scheduler does). The block's terminator stays last."""
     if len(insts) < 3:
         return list(insts)
     body = insts[:-1] if insts[-1].opcode in TERMINATORS else insts
     tail = insts[len(body):]
     key = [0.0] * len(body)
     producer: dict[str, float] = {}    # register -> key of its last writer
+    producer_free: dict[str, bool] = {}    # register -> whether that writer leaves no SASS
     readers: dict[str, float] = {}     # register -> highest key of a reader since its last write
     # per state space: (key, is_write, footprint) of the accesses since the last fence
     accesses: dict[str, list[tuple[float, bool, "_Footprint | None"]]] = {sp: [] for sp in _SPACES}
@@ -206,8 +217,9 @@ def schedule_block(insts: list[ir.Instruction], window: int,
         if inst.guard is not None:
             srcs = srcs + [inst.guard.name]
         k = -1e9 if free else float(sass - window) if hoist[i] else float(sass) + i * eps / 2
+        wait = issue_distance if issue_distance and not free and _long_latency(inst) else 0
         for r in srcs:
-            k = max(k, producer.get(r, -1e9) + eps)
+            k = max(k, producer.get(r, -1e9) + eps + (0 if producer_free.get(r) else wait))
         for r in dests:
             k = max(k, producer.get(r, -1e9) + eps, readers.get(r, -1e9) + eps)
         role = _memory_role(inst)
@@ -236,6 +248,7 @@ def schedule_block(insts: list[ir.Instruction], window: int,
             readers[r] = max(readers.get(r, -1e9), k)
         for r in dests:
             producer[r] = k
+            producer_free[r] = free
             readers.pop(r, None)
     order = sorted(range(len(body)), key=lambda j: (key[j], j))
     return [body[j] for j in order] + tail

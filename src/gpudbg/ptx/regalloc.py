@@ -34,7 +34,8 @@ block: loads, texture fetches, shuffles, atomics and special-register
 reads move up with the instructions computing their operands,
 HOIST_WINDOW instructions at most, or without bound while the kernel
 fits full occupancy (FULL_OCCUPANCY_REGISTERS), the way ptxas
-trades registers for latency only while they are free; and a freed
+trades registers for latency only while they are free (then also with
+each load LOAD_ISSUE_DISTANCE instructions after its address, measured); and a freed
 register is not reused for REUSE_DISTANCE instructions. Those two
 constants are fitted to `ptxas -v` over tests/data/ptx_corpus
 (benchmarks/bench_regcount.py measures the fit). Above full occupancy the
@@ -59,7 +60,7 @@ from dataclasses import dataclass, field
 from . import ir
 from .ptxas_ifconvert import if_converted
 from .ptxas_unroll import unrolled
-from .ptxas_schedule import TERMINATORS, schedule_block, split_operands
+from .ptxas_schedule import LOAD_ISSUE_DISTANCE, TERMINATORS, schedule_block, split_operands
 
 __all__ = ["FunctionPressure", "function_pressures", "register_count", "register_counts", "split_operands"]
 
@@ -173,7 +174,11 @@ class _Function:
         for b, (insts, names) in enumerate(zip(blocks, block_labels)):
             for name in names:
                 self.labels[name] = len(self.insts)
-            self.insts += schedule_block(insts, window, self._vanishes)
+            # the latency-driven order only where ptxas is not short of
+            # registers (below full occupancy); above, HOIST_WINDOW's
+            # register-aware placement stands
+            distance = LOAD_ISSUE_DISTANCE if window >= FREE_HOIST_WINDOW else 0
+            self.insts += schedule_block(insts, window, self._vanishes, distance)
             self.block_of += [b] * len(insts)
 
     def _rematerialisable(self) -> set[str]:
