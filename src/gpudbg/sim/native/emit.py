@@ -248,6 +248,9 @@ class SegmentEmitter:
             return self.constant(immediate_value(operand, dtype), dtype)
         if isinstance(operand, ir.Negated):
             return self.b.not_(self.read(operand.operand, BOOL))
+        if isinstance(operand, ir.Symbol):       # a variable's address (sim/native/addressing.py)
+            from gpudbg.sim.native.addressing import read_symbol
+            return self.convert(read_symbol(self, operand), np.dtype(np.uint64), dtype)
         if isinstance(operand, ir.SpecialRegister):
             from gpudbg.sim.native.special import read_special
             raw = read_special(self, operand)
