@@ -44,6 +44,7 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("lstride", "value", lambda X: X.lmem.stride),
     ("llimits", "array", lambda X: np.ascontiguousarray(X.lmem._limits, dtype=np.int64)),
     ("sp", "value", lambda X: _ptr(X.sp)),          # per-thread stack pointers (local symbols)
+    ("carry", "value", lambda X: _ptr(X.carry)),    # CC.CF per thread slot (lower_integer_carry.py)
     ("clustered", "value", lambda X: int(tuple(X.cluster_dim) != (1, 1, 1))),
     ("kparams", "array", lambda X: np.frombuffer(X.kparams, dtype=np.uint8) if len(X.kparams)
         else np.zeros(1, np.uint8)),

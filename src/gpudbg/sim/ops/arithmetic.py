@@ -101,7 +101,7 @@ def build_add(inst: ir.Instruction, tc) -> Built:
 def _set_carry(X, idx, carry):
     c = np.asarray(carry).astype(np.uint32)
     if idx is None:
-        X.carry = np.broadcast_to(c, (X.n,)).copy() if c.ndim == 0 else c
+        X.carry[...] = c        # in place: native segments address this array
     else:
         X.carry[idx] = c
 
