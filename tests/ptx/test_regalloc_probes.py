@@ -381,3 +381,28 @@ def _gaps_without_distance(insts: list[ir.Instruction]) -> list[int]:
     order = schedule_block(insts, 1 << 20)
     return [j - max(i for i in range(j) if inst.operands[1].base.name in split_operands(order[i])[0])
             for j, inst in enumerate(order) if inst.opcode == "ld" and "global" in inst.modifiers]
+
+
+def test_warp_reductions_and_matches_are_issued_early_votes_are_not():
+    """Probe SASS: REDUX and MATCH right after the LDG they read, above
+    the stores before them in the PTX; VOTE stays among the stores."""
+    m = module("""ld.param.u64 %rd1, [a];
+cvta.to.global.u64 %rd3, %rd1;
+mov.u32 %r2, %tid.x;
+mul.wide.s32 %rd5, %r2, 4;
+add.s64 %rd6, %rd3, %rd5;
+ld.global.u32 %r3, [%rd6];
+mul.lo.s32 %r4, %r3, 3;
+st.global.u32 [%rd6+128], %r4;
+setp.gt.u32 %p1, %r3, 7;
+vote.sync.ballot.b32 %r7, %p1, -1;
+st.global.u32 [%rd6+512], %r7;
+match.any.sync.b32 %r9, %r3, -1;
+st.global.u32 [%rd6+768], %r9;
+redux.sync.max.u32 %r11, %r3, -1;
+st.global.u32 [%rd6+1024], %r11;
+ret;""", ".reg .b32 %r<12>;\n.reg .b64 %rd<8>;\n.reg .pred %p<2>;")
+    order = [i.opcode for i in schedule_block(list(m.functions["k"].instructions), 1 << 20)]
+    first_store = order.index("st")
+    assert order.index("redux") < first_store and order.index("match") < first_store
+    assert order.index("vote") > first_store

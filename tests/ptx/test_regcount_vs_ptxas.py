@@ -15,8 +15,8 @@ from gpudbg.sim.device_model import DeviceModel, occupancy
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "ptx_corpus"
 TABLE = CORPUS / "ptxas_sm80.tsv"
-#: measured: 125 of 138 kernels (90.6%) within 25% of ptxas (the corpus holds only this repository's code)
-MEASURED_FLOOR = 0.90
+#: measured: 126 of 138 kernels (91.3%) within 25% of ptxas (the corpus holds only this repository's code)
+MEASURED_FLOOR = 0.91
 TARGET = 0.90
 
 

@@ -120,10 +120,12 @@ def _long_latency(inst: ir.Instruction) -> bool:
         return "param" not in inst.modifiers
     # (matrix fragment loads are not: each fills a group of registers the
     # next mma consumes, and ptxas keeps them next to it)
-
     if op == "mov" and len(inst.operands) == 2 and isinstance(inst.operands[1], ir.SpecialRegister):
         return inst.operands[1].name in _S2R_SPECIALS
-    return op in ("tex", "tld4", "suld", "shfl", "atom")
+    # warp reductions and matches too (probe: REDUX and MATCH issue right
+    # after the load they read, above the stores the PTX puts before them;
+    # VOTE does not move)
+    return op in ("tex", "tld4", "suld", "shfl", "atom", "redux", "match")
 
 
 #: An access's extent: (base register or symbol, the key of the base
