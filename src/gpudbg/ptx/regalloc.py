@@ -34,9 +34,9 @@ block: loads, texture fetches, shuffles, atomics and special-register
 reads move up with the instructions computing their operands,
 HOIST_WINDOW instructions at most, or without bound while the kernel
 fits full occupancy (FULL_OCCUPANCY_REGISTERS), the way ptxas
-trades registers for latency only while they are free (then also with
-each load LOAD_ISSUE_DISTANCE instructions after its address, measured); and a freed
-register is not reused for REUSE_DISTANCE instructions. Those two
+trades registers for latency only while they are free (then also each
+load LOAD_ISSUE_DISTANCE instructions after its address, measured); and
+a freed register is not reused for REUSE_DISTANCE instructions. Those two
 constants are fitted to `ptxas -v` over tests/data/ptx_corpus
 (benchmarks/bench_regcount.py measures the fit). Above full occupancy the
 count gets a safety margin so the simulated GPU never places more blocks
@@ -164,7 +164,6 @@ class _Function:
         blocks = [unrolled(insts, names, self.words, b in nounroll)
                   for b, (insts, names) in enumerate(zip(blocks, block_labels))]
         self.insts: list[ir.Instruction] = [i for b in blocks for i in b]
-
         self.remat = self._rematerialisable()       # order-independent: computed before scheduling
         self.alias = self._offset_aliases()
         self.alias.update(_fragment_aliases(self.insts, self.words))
@@ -316,7 +315,6 @@ class _Function:
                     live_in[i] = new
                     changed = True
 
-
         def words(live: int) -> int:
             return sum(w * (live & m).bit_count() for w, m in masks.items())
 
@@ -441,6 +439,7 @@ def _fragment_aliases(insts: list[ir.Instruction], words: dict[str, int]) -> dic
 WMMA_ADDRESS_PAIRS: dict[tuple[str, str, str], int] = {
     ("a", "f16", "m16n16k16"): 2, ("b", "f16", "m16n16k16"): 2, ("a", "bf16", "m16n16k16"): 2,
     ("b", "bf16", "m16n16k16"): 2, ("a", "f16", "m8n32k16"): 1, ("b", "f16", "m32n8k16"): 1,
+    ("b", "f16", "m8n32k16"): 4, ("a", "f16", "m32n8k16"): 4,
     ("a", "tf32", "m16n16k8"): 4, ("b", "tf32", "m16n16k8"): 4, ("a", "s8", "m16n16k16"): 2,
     ("b", "s8", "m16n16k16"): 2, ("a", "u8", "m16n16k16"): 2, ("b", "u8", "m16n16k16"): 2,
     ("c", "f32", "m16n16k16"): 2, ("c", "f16", "m16n16k16"): 2, ("c", "s32", "m16n16k16"): 2,
