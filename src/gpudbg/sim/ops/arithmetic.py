@@ -14,6 +14,7 @@ import numpy as np
 from gpudbg.ptx import ir
 from gpudbg.sim.arith import floating as F
 from gpudbg.sim.arith import integer as I
+from gpudbg.sim.arith.fbasic import canonicalize
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 
 _HALF = ("f16", "bf16", "f16x2", "bf16x2")
@@ -78,7 +79,7 @@ def build_add(inst: ir.Instruction, tc) -> Built:
             hf = _half_op(inst.opcode)
             return _binary(tc, inst, t, lambda a, b: hf(a, b, t.name, rnd or "rn", ftz, fsat or sat))
         if rnd in (None, "rn") and not ftz and not (sat or fsat):
-            return _binary(tc, inst, t, np.subtract if sub else np.add)
+            return _binary(tc, inst, t, _canonical_nan(np.subtract if sub else np.add))
         f = F.sub if sub else F.add
         return _binary(tc, inst, t, lambda a, b: f(a, b, rnd=rnd, ftz=ftz, sat=sat or fsat))
     m.finish()
@@ -96,6 +97,23 @@ def build_add(inst: ir.Instruction, tc) -> Built:
     if sat:
         return _binary(tc, inst, t, I.sub_sat if sub else I.add_sat)
     return _binary(tc, inst, t, np.subtract if sub else np.add)
+
+
+def _canonical_nan(fn):
+    """`fn` (a numpy float operation) with NaN results made the canonical
+    NaN, as every other float path (fbasic.finish) and NVIDIA GPUs give:
+    numpy's own NaN payload depends on the lane's position (its vector
+    loops and their scalar tails pick different operands of two NaNs), so
+    it cannot be the reference. NaN-free results cost one min-reduction."""
+    return lambda *args: _canonical_nans(fn(*args))
+
+
+def _canonical_nans(r):
+    if np.ndim(r) == 0:
+        return canonicalize(r) if np.isnan(r) else r
+    if r.size and np.isnan(np.minimum.reduce(r)):
+        return canonicalize(r)
+    return r
 
 
 def _set_carry(X, idx, carry):
@@ -141,7 +159,7 @@ def build_mul(inst, tc) -> Built:
             hf = _half_op("mul")
             return _binary(tc, inst, t, lambda a, b: hf(a, b, t.name, rnd or "rn", ftz, sat))
         if rnd in (None, "rn") and not ftz and not sat:
-            return _binary(tc, inst, t, np.multiply)
+            return _binary(tc, inst, t, _canonical_nan(np.multiply))
         return _binary(tc, inst, t, lambda a, b: F.mul(a, b, rnd=rnd, ftz=ftz, sat=sat))
     m.finish()
     if mode in (None, "lo"):
@@ -208,7 +226,7 @@ def fma_f32_rn(a, b, c):
         r[k] = F.fma(aa, bb, cc, rnd="rn")
         if np.ndim(s) == 0:
             r = r[0]
-    return r
+    return _canonical_nans(r)
 
 
 def _fma(tc, inst, t, rnd, ftz, sat) -> Built:
