@@ -151,10 +151,10 @@ def test_a_load_through_another_base_stays_below_the_store():
 @given(st.integers(-64, 64), st.integers(1, 16), st.integers(-64, 64), st.integers(1, 16))
 def test_same_base_accesses_alias_exactly_when_their_bytes_overlap(a, na, b, nb):
     overlap = not (a + na <= b or b + nb <= a)
-    assert _may_alias(("%rd1", 3.0, a, na), ("%rd1", 3.0, b, nb)) == overlap
+    assert _may_alias(("%rd1", 3, a, na), ("%rd1", 3, b, nb)) == overlap
     # another definition of the base register, or another register: unknown, so they may alias
-    assert _may_alias(("%rd1", 3.0, a, na), ("%rd1", 5.0, b, nb))
-    assert _may_alias(("%rd1", 3.0, a, na), ("%rd2", 3.0, b, nb))
+    assert _may_alias(("%rd1", 3, a, na), ("%rd1", 5, b, nb))
+    assert _may_alias(("%rd1", 3, a, na), ("%rd2", 3, b, nb))
     # two different variables never alias
     assert not _may_alias(("tile_a", None, a, na), ("tile_b", None, b, nb))
 
@@ -406,3 +406,18 @@ ret;""", ".reg .b32 %r<12>;\n.reg .b64 %rd<8>;\n.reg .pred %p<2>;")
     first_store = order.index("st")
     assert order.index("redux") < first_store and order.index("match") < first_store
     assert order.index("vote") > first_store
+
+
+def test_a_load_through_a_redefined_base_stays_below_the_store():
+    """[%rd2+4] after `%rd2 = %rd2 - 4` is the byte the store wrote: the
+    same register, another value, so no disambiguation."""
+    m = module("""ld.param.u64 %rd1, [a];
+cvta.to.global.u64 %rd2, %rd1;
+ld.global.f32 %f1, [%rd2];
+st.global.f32 [%rd2], %f1;
+add.s64 %rd2, %rd2, -4;
+ld.global.f32 %f2, [%rd2+4];
+st.global.f32 [%rd2+8], %f2;
+ret;""", ".reg .f32 %f<3>;\n.reg .b64 %rd<3>;")
+    order = [i.text for i in schedule_block(list(m.functions["k"].instructions), 16)]
+    assert order.index("ld.global.f32 %f2, [%rd2+4]") > order.index("st.global.f32 [%rd2], %f1")

@@ -128,14 +128,14 @@ def _long_latency(inst: ir.Instruction) -> bool:
     return op in ("tex", "tld4", "suld", "shfl", "atom", "redux", "match")
 
 
-#: An access's extent: (base register or symbol, the key of the base
-#: register's definition (None for a symbol), first byte, bytes).
-_Footprint = tuple[str, "float | None", int, int]
+#: An access's extent: (base register or symbol, which definition of the
+#: base register it reads (None for a symbol), first byte, bytes).
+_Footprint = tuple[str, "int | None", int, int]
 _BYTES = {"b8": 1, "u8": 1, "s8": 1, "b16": 2, "u16": 2, "s16": 2, "f16": 2, "bf16": 2, "b32": 4, "u32": 4,
           "s32": 4, "f32": 4, "f16x2": 4, "bf16x2": 4, "b64": 8, "u64": 8, "s64": 8, "f64": 8, "b128": 16}
 
 
-def _footprint(inst: ir.Instruction, producer: dict[str, float]) -> "_Footprint | None":
+def _footprint(inst: ir.Instruction, versions: dict[str, int]) -> "_Footprint | None":
     """The bytes a plain ld/st touches relative to its base, or None when
     they are not known (other accesses, an unknown base)."""
     if inst.opcode not in ("ld", "ldu", "st"):
@@ -148,7 +148,7 @@ def _footprint(inst: ir.Instruction, producer: dict[str, float]) -> "_Footprint 
     if isinstance(addr.base, ir.Symbol):
         return addr.base.name, None, addr.offset, size * vec
     if isinstance(addr.base, ir.Register):
-        return addr.base.name, producer.get(addr.base.name, -1e9), addr.offset, size * vec
+        return addr.base.name, versions.get(addr.base.name, 0), addr.offset, size * vec
     return None
 
 
@@ -194,6 +194,7 @@ def schedule_block(insts: list[ir.Instruction], window: int,
     key = [0.0] * len(body)
     producer: dict[str, float] = {}    # register -> key of its last writer
     producer_free: dict[str, bool] = {}    # register -> whether that writer leaves no SASS
+    versions: dict[str, int] = {}          # register -> definitions of it so far in the block
     readers: dict[str, float] = {}     # register -> highest key of a reader since its last write
     # per state space: (key, is_write, footprint) of the accesses since the last fence
     accesses: dict[str, list[tuple[float, bool, "_Footprint | None"]]] = {sp: [] for sp in _SPACES}
@@ -232,7 +233,7 @@ def schedule_block(insts: list[ir.Instruction], window: int,
         check = _aliases(space)
         own = _SPACES if space == "generic" else (space,)
         if role in ("read", "write"):
-            me = _footprint(inst, producer)
+            me = _footprint(inst, versions)
             k = max(k, fenced + eps)
             for sp in check:
                 for other, other_writes, where in accesses[sp]:
@@ -251,6 +252,7 @@ def schedule_block(insts: list[ir.Instruction], window: int,
         for r in dests:
             producer[r] = k
             producer_free[r] = free
+            versions[r] = versions.get(r, 0) + 1
             readers.pop(r, None)
     order = sorted(range(len(body)), key=lambda j: (key[j], j))
     return [body[j] for j in order] + tail
