@@ -10,10 +10,11 @@ interpreted (NotNative). Then a failed check, which makes the interpreter
 re-run the segment from its entry registers, finds every carry it reads
 rewritten first by that re-run, exactly as the native run wrote it.
 `carry_in_native` decides this from the code alone, conservatively: the
-nearest earlier carry writer must be unguarded and reachable through
+nearest earlier unguarded carry writer must be reachable through
 natively lowered, non-storing instructions with no block leader between
 (the segment planner's cut rules, sim/native/segments.py), so the two are
-always in one segment.
+always in one segment; guarded writers on the way may or may not run, and
+either way the value read was written inside the segment.
 
 Semantics are arith.integer.add_cc/sub_cc/mad_cc: the sum/difference of
 the unsigned views plus/minus (CC.CF & 1), carry = either partial step
@@ -65,8 +66,8 @@ def _carry_defined_in_segment(program, pc: int) -> bool:
         found = probe(program, c, SegmentPlan.empty())
         if found is None or found[0].effect == "write":
             return False                   # interpreted, or a store/atomic that ends the segment
-        if writes_carry(c.inst):
-            return c.inst.guard is None
+        if writes_carry(c.inst) and c.inst.guard is None:
+            return True                    # (a guarded writer may not run: look further back)
     return False
 
 

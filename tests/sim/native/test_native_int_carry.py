@@ -1,0 +1,86 @@
+"""The carry chain (add.cc/addc/sub.cc/subc/mad.cc/madc, CC.CF in X.carry):
+native against the interpreter, chains in one segment run compiled, and a
+carry-in from before the segment (a writer only under a guard, one in an earlier
+segment) keeps its reader interpreted with identical results."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from int_forms import LANES, check, edge_grid, form_kernel, lanes, native_pcs
+from engines_pair import Out, run_both
+
+CHAINS = [
+    ("add.cc.u32 {d}, {a}, {b};\naddc.cc.u32 {d1}, {a}, {c};\naddc.u32 {d2}, {b}, {c};", [32, 32, 32]),
+    ("add.cc.s64 {d}, {a}, {b};\naddc.cc.s64 {d1}, {b}, {c};\naddc.s64 {d2}, {a}, {c};", [64, 64, 64]),
+    ("sub.cc.u32 {d}, {a}, {b};\nsubc.cc.u32 {d1}, {a}, {c};\nsubc.u32 {d2}, {c}, {b};", [32, 32, 32]),
+    ("sub.cc.u64 {d}, {a}, {b};\nsubc.cc.u64 {d1}, {c}, {a};\nsubc.u64 {d2}, {b}, {c};", [64, 64, 64]),
+    ("mad.lo.cc.u32 {d}, {a}, {b}, {c};\nmadc.hi.cc.u32 {d1}, {a}, {b}, {c};\n"
+     "madc.lo.u32 {d2}, {b}, {c}, {a};", [32, 32, 32]),
+    ("mad.hi.cc.s64 {d}, {a}, {b}, {c};\nmadc.lo.cc.s64 {d1}, {a}, {c}, {b};\n"
+     "addc.s64 {d2}, {a}, {b};", [64, 64, 64]),
+    ("add.cc.u32 {d}, {a}, {b};\nmul.hi.u32 {d2}, {a}, {b};\naddc.u32 {d1}, {c}, 0;", [32, 32, 32]),
+    ("add.cc.u32 {d}, {a}, {b};\n@{e} addc.cc.u32 {d1}, {a}, {c};\naddc.u32 {d2}, {b}, {c};",
+     [32, 32, 32, "pred"]),
+]
+IDS = [f"chain{i}" for i in range(len(CHAINS))]
+
+
+@pytest.mark.parametrize("chain", CHAINS, ids=IDS)
+def test_edge_values(chain):
+    body, ins = chain
+    for seed in range(2):
+        check(body, ins, [ins[0]] * 3, edge_grid(ins, seed))
+
+
+@pytest.mark.parametrize("chain", CHAINS, ids=IDS)
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_random_values(chain, data):
+    body, ins = chain
+    check(body, ins, [ins[0]] * 3, [data.draw(lanes(w)) for w in ins])
+
+
+def test_a_128_bit_sum_carries_through_every_limb():
+    ones = np.full(LANES, 0xFFFFFFFF, dtype=np.uint64)
+    one = np.ones(LANES, dtype=np.uint64)
+    body = "add.cc.u32 {d}, {a}, {b};\naddc.cc.u32 {d1}, {a}, 0;\naddc.u32 {d2}, {a}, 0;"
+    d, d1, d2 = check(body, [32, 32], [32, 32, 32], [ones, one])
+    assert d[0] == 0 and d1[0] == 0 and d2[0] == 0
+    body = "sub.cc.u32 {d}, 0, {b};\nsubc.cc.u32 {d1}, 0, 0;\nsubc.u32 {d2}, {a}, 0;"
+    d, d1, d2 = check(body, [32, 32], [32, 32, 32], [one, one])
+    assert (d[0], d1[0], d2[0]) == (0xFFFFFFFF, 0xFFFFFFFF, 0)
+
+
+def _interpreted_readers(body, ins, outs, values):
+    """Run under both engines; the pcs of addc/subc/madc the native run left
+    to the interpreter."""
+    ptx = form_kernel(body, ins, outs)
+    args = [np.asarray(v, dtype=np.uint64) for v in values] + [Out(LANES, np.uint64) for _ in outs]
+    ref, got = run_both(ptx, "k", (1,), (LANES,), args)
+    code = got.module.program.code
+    covered = native_pcs(got)
+    return [c.inst.text for pc, c in enumerate(code)
+            if c.inst.opcode in ("addc", "subc", "madc") and pc not in covered]
+
+
+def test_a_carry_only_a_guarded_writer_gave_stays_interpreted():
+    body = "@{c} add.cc.u32 {d}, {a}, {b};\naddc.u32 {d1}, {a}, {b};"
+    ins = [32, 32, "pred"]
+    left = _interpreted_readers(body, ins, [32, 32], edge_grid(ins, 3))
+    assert len(left) == 1 and left[0].startswith("addc.u32")
+
+
+def test_a_carry_from_an_earlier_segment_stays_interpreted_and_agrees():
+    # %clock is not native: it splits the chain into segments. The middle
+    # addc.cc runs interpreted over the whole wave (its carry-in is live-in),
+    # the second add.cc natively, the last addc interpreted again: the
+    # interpreter must see the carry the native add.cc wrote.
+    body = ("add.cc.u32 {d}, {a}, {b};\nmov.u32 %w, %clock;\naddc.cc.u32 {d1}, {a}, {b};\n"
+            "add.cc.u32 {d2}, {a}, {a};\nmov.u32 %w, %clock;\naddc.u32 {d}, {b}, {b};")
+    ins = [32, 32]
+    for seed in range(2):
+        left = _interpreted_readers(body, ins, [32, 32, 32], edge_grid(ins, seed))
+        assert len(left) == 2
