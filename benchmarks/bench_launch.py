@@ -9,6 +9,13 @@ patterns:
 and the host thread's share of a queued mc launch alone, measured with the
 device held idle behind a stream wait.
 
+On a shared machine wall-clock rates of identical runs differ by +-50%;
+two steadier figures come beside them: each pattern's CPU per launch split
+between the host thread and the device threads (from the kernel's
+per-thread counters), and with --calls the Python function calls per
+launch on each side (deterministic: what a change removed, independent of
+the machine's load).
+
 Every check stays on (argument validation, the sanitizer's event interface,
 the debugger's hooks). Beside each figure the same run measures a reference,
 so that a slower or busier machine can be told apart from a slower gpudbg:
@@ -18,13 +25,17 @@ the rate of numpy doing one launch's trivial work (writing 32 int32 thread
 ids into an array). Targets (issue 13 item 5): 20,000 launches/s through
 mc*, 10,000 through the Pythonic layer.
 
-Run: python benchmarks/bench_launch.py [--launches N] [--repeat R] [--profile PATTERN]
+Run: python benchmarks/bench_launch.py [--launches N] [--repeat R] [--profile PATTERN] [--calls]
 """
 from __future__ import annotations
 
 import argparse
+import collections
 import cProfile
+import os
 import pstats
+import sys
+import threading
 import time
 
 import numpy as np
@@ -185,15 +196,85 @@ def profile(run, n: int) -> None:
     stats.sort_stats("tottime").print_stats(40)
 
 
+def _thread_cpu() -> dict[int, float]:
+    """CPU seconds of each thread of this process (Linux /proc; {} elsewhere)."""
+    out: dict[int, float] = {}
+    tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue          # the thread ended meanwhile
+        out[int(tid)] = (int(fields[11]) + int(fields[12])) / tick    # utime + stime
+    return out
+
+
+def cpu_split(fn, n: int) -> tuple[float, float] | None:
+    """(host thread, device threads) CPU microseconds per launch of fn(n),
+    None where /proc is missing. Coarse (clock ticks): use n >= 1000."""
+    main = threading.get_native_id()
+    before = _thread_cpu()
+    if not before:
+        return None
+    fn(n)
+    after = _thread_cpu()
+    host = after.get(main, 0.0) - before.get(main, 0.0)
+    device = sum(t - before.get(tid, 0.0) for tid, t in after.items() if tid != main)
+    return host / n * 1e6, device / n * 1e6
+
+
+_counts: collections.Counter = collections.Counter()
+_counting = [False]
+
+
+def _count_call(frame, event, arg) -> None:
+    if _counting[0] and event in ("call", "c_call"):
+        _counts["host" if threading.current_thread() is threading.main_thread() else "device"] += 1
+
+
+def count_device_calls() -> None:
+    """Count the calls of every GPU thread started from now on (as
+    profile_device_threads, with a counter instead of cProfile)."""
+    from gpudbg.sim import engines
+    original = engines.DeviceThreads._main
+
+    def counted_main(self) -> None:
+        sys.setprofile(_count_call)
+        original(self)
+    engines.DeviceThreads._main = counted_main
+
+
+def calls_per_launch(fn, n: int) -> tuple[float, float]:
+    """(host, device) Python and C function calls per launch of fn(n)."""
+    _counts.clear()
+    sys.setprofile(_count_call)
+    _counting[0] = True
+    try:
+        fn(n)
+    finally:
+        _counting[0] = False
+        sys.setprofile(None)
+    return _counts["host"] / n, _counts["device"] / n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--launches", type=int, default=2000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--profile", choices=["mc_queued", "mc_sync", "api_queued", "api_sync"],
                     help="cProfile one pattern (block of 32) instead of timing all")
+    ap.add_argument("--calls", action="store_true",
+                    help="count Python function calls per launch (host, device) instead of timing")
     a = ap.parse_args()
     if a.profile:
         profile_device_threads()
+    if a.calls:
+        count_device_calls()
     f = _mc_kernel()
     k = gpudbg.Module.from_ptx(EMPTY, "bench_launch.ptx").empty
     patterns = {"mc_queued": lambda b: mc_queued(f, b), "mc_sync": lambda b: mc_sync(f, b),
@@ -203,6 +284,12 @@ def main() -> None:
         p(1)(10)
     if a.profile:
         profile(patterns[a.profile](32), a.launches)
+        return
+    if a.calls:
+        for name, make in patterns.items():
+            host_calls, device_calls = calls_per_launch(make(32), min(a.launches, 500))
+            print(f"{name:10s} block 32: {host_calls:6.0f} calls/launch on the host thread, "
+                  f"{device_calls:6.0f} on the device threads")
         return
     n = a.launches
     (calls, calls_cpu), (npy, npy_cpu) = rate(ref_calls, n * 10, a.repeat), rate(ref_numpy, n * 10, a.repeat)
@@ -217,6 +304,10 @@ def main() -> None:
             print(f"{name:10s} block {block:2d}: {r:9,.0f} launches/s, {cpu:7.1f} us CPU/launch "
                   f"(= {1e6 / cpu:7,.0f}/s if CPU-bound; target {target:,}; "
                   f"{npy / r:6.1f}x slower than the numpy reference)")
+        split = cpu_split(make(32), max(n, 1000))
+        if split is not None:
+            print(f"{name:10s} block 32 CPU split: host thread {split[0]:6.1f} us, "
+                  f"device threads {split[1]:6.1f} us per launch")
 
 
 if __name__ == "__main__":
