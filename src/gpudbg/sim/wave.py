@@ -28,6 +28,7 @@ from gpudbg.sim.wave_plan import (  # noqa: F401  (re-exported: the executor's n
 
 WARP = 32
 NBARRIERS = 16
+WAVE_SIZES_KEPT = 8     # wave sizes whose arrays a launch's resources keep looked up
 _EMPTY = np.zeros(0, dtype=np.uint32)
 
 
@@ -95,6 +96,7 @@ class LaunchResources:
         self.lmem = SegmentedMemory(Space.LOCAL, max(nmax, 1), max(local_size, 1))
         self.lmem.set_uniform_limit(local_size)
         self._arrays: dict = {}
+        self._waves: dict[int, WaveArrays] = {}     # slots -> the arrays of a wave that size
         self._constants: tuple | None = None
         self.slots = np.arange(max(nmax, 1), dtype=np.int64)
         self.slots.flags.writeable = False
@@ -106,6 +108,15 @@ class LaunchResources:
         if c is None or c[0] is not function or c[1].stack_limit != stack_limit_of(gpu):
             c = self._constants = (function, LaunchConstants(gpu, function))
         return c[1]
+
+    def wave_arrays(self, const: LaunchConstants, prog, n: int) -> "WaveArrays":
+        """The reused arrays of a wave of n slots under `const`."""
+        w = self._waves.get(n)
+        if w is None or w.const is not const:
+            if len(self._waves) >= WAVE_SIZES_KEPT:   # waves cut short beside other grids vary in size
+                self._waves.clear()
+            w = self._waves[n] = WaveArrays(self, const, prog, n)
+        return w
 
     def start_pcs(self, layout, entry: int) -> np.ndarray:
         """Initial scheduling pcs: `entry` for real threads, EXITED for the
@@ -153,6 +164,39 @@ class LaunchResources:
             a = whole[pad:]
             self._arrays[key] = a
         return a[:shape[0]]
+
+
+class WaveArrays:
+    """The per-thread arrays a wave of n slots starts from: views of its
+    LaunchResources' arrays, looked up once per (launch constants, n)
+    rather than once per wave (a kernel of a hundred registers paid a
+    hundred lookups per wave, a stream of small launches one set per
+    launch). Each wave takes its own copies of the containers (an
+    instruction may swap a register's array, sim/ops/base.py), so only the
+    memory is shared, as it already was. A new LaunchConstants (another
+    stack limit, hence another call depth) makes a new set."""
+
+    __slots__ = ("const", "regs", "reg_ids", "sched", "park_pc", "depth", "ret_stack", "sp", "params",
+                 "carry", "bar_wait")
+
+    def __init__(self, res: LaunchResources, const: LaunchConstants, prog, n: int):
+        self.const = const
+        live = const.live_regs
+        self.regs = tuple(res.reuse(("r", k), (n,), dt, stagger=64 * (1 + k % 63)) if live[k] else _EMPTY
+                          for k, dt in enumerate(prog.reg_dtypes))
+        self.reg_ids = frozenset(id(a) for a in self.regs)
+        self.sched = res.reuse("sched", (n,), np.int64)
+        self.park_pc = res.reuse("park", (n,), np.int64)
+        calls = const.max_depth > 1
+        # zeroed per wave when the kernel calls (sp and depth move); without
+        # calls nothing moves them, so they stay all zero from the start
+        self.depth = res.reuse("depth", (n,), np.int64)
+        self.ret_stack = res.reuse("ret", (const.max_depth if calls else 1, n), np.int64)
+        self.sp = res.reuse("sp", (n,), np.uint64)
+        self.params = {name: res.reuse(("p", name), (n, max(size, 1)), np.uint8)
+                       for name, size in prog.param_vars.items()}
+        self.carry = res.reuse("carry", (n,), np.uint32)
+        self.bar_wait = res.reuse("barwait", (n,), np.int64)
 
 
 def device_heap(gpu):
@@ -215,38 +259,36 @@ class WaveExecution(FaultReporting):
         self.warp_sync_parked = 0
         n = self.n = L.nthreads
         self.all_slots = res.all_slots(n)
-        prog = self.program
-        live = const.live_regs
-        self.regs = [res.reuse(("r", k), (n,), dt, stagger=64 * (1 + k % 63)) if live[k] else _EMPTY
-                     for k, dt in enumerate(prog.reg_dtypes)]
-        self.reg_ids = {id(a) for a in self.regs}  # identity of current register arrays
+        arrays = res.wave_arrays(const, self.program, n)
+        self.regs = list(arrays.regs)
+        self.reg_ids = set(arrays.reg_ids)  # identity of current register arrays
         self.reg_ptrs = None      # register addresses for native segments (sim/native), on first use
         self.native_env = None
         self.native_on = False    # the executor turns it on when compiled segments may run
         entry = const.entry
         self.all_valid = plan.threads_per_block == plan.slots_per_block
-        self.sched = res.reuse("sched", (n,), np.int64)
+        self.sched = arrays.sched
         if self.all_valid:
             self.sched.fill(entry)
         else:
             np.copyto(self.sched, res.start_pcs(L, entry))
-        self.park_pc = res.reuse("park", (n,), np.int64)
+        self.park_pc = arrays.park_pc
         self.max_depth = const.max_depth
-        calls = self.max_depth > 1
         # Without calls nothing moves a thread's depth or stack pointer, so
         # the arrays kept from an earlier wave are still all zero.
-        self.depth = res.zeros("depth", (n,), np.int64) if calls else res.reuse("depth", (n,), np.int64)
-        self.ret_stack = res.reuse("ret", (self.max_depth, n), np.int64) if calls else \
-            res.reuse("ret", (1, n), np.int64)
-        self.sp = res.zeros("sp", (n,), np.uint64) if calls else res.reuse("sp", (n,), np.uint64)
-        self.params = {name: res.reuse(("p", name), (n, max(size, 1)), np.uint8)
-                       for name, size in prog.param_vars.items()}
+        self.depth = arrays.depth
+        self.sp = arrays.sp
+        if self.max_depth > 1:
+            self.depth.fill(0)
+            self.sp.fill(0)
+        self.ret_stack = arrays.ret_stack
+        self.params = dict(arrays.params)
         # CC.CF is only defined after a .cc instruction writes it
-        self.carry = res.reuse("carry", (n,), np.uint32)
+        self.carry = arrays.carry
         nb = len(wave_blocks)
         self.block_live = np.full(nb, plan.threads_per_block, dtype=np.int64)
         # only meaningful for parked threads, which set it as they park
-        self.bar_wait = res.reuse("barwait", (n,), np.int64)
+        self.bar_wait = arrays.bar_wait
         # per (block, barrier) counters: a shared read-only zero table until
         # the wave's first barrier arrival makes them its own
         self.bar_arrivals = self.bar_expected = self.bar_redsum = res.no_barriers(nb)
