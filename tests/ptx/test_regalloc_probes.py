@@ -421,3 +421,32 @@ st.global.f32 [%rd2+8], %f2;
 ret;""", ".reg .f32 %f<3>;\n.reg .b64 %rd<3>;")
     order = [i.text for i in schedule_block(list(m.functions["k"].instructions), 16)]
     assert order.index("ld.global.f32 %f2, [%rd2+4]") > order.index("st.global.f32 [%rd2], %f1")
+
+
+_UNDEFINED = """ld.param.u64 %rd1, [a];
+cvta.to.global.u64 %rd2, %rd1;
+ld.global.u32 %r1, [%rd2];
+ld.global.u32 %r2, [%rd2+4];
+ld.global.u32 %r3, [%rd2+8];
+ld.global.u32 %r4, [%rd2+12];
+add.s32 %r6, %r1, %r2;
+add.s32 %r7, %r6, %r3;
+add.s32 %r8, %r7, %r4;
+st.global.u32 [%rd2+16], %r8;
+INIT
+$Lloop:
+st.global.u32 [%rd2+20], %r5;
+ld.global.u32 %r5, [%rd2+24];
+setp.ne.s32 %p1, %r5, 0;
+@%p1 bra $Lloop;
+ret;"""
+
+
+def test_a_value_undefined_on_every_path_so_far_takes_no_register():
+    """The loop stores %r5 before loading it: on entry it holds nothing
+    (cub's unloaded items of a partial tile are such values), so it is not
+    live through the loads before the loop, as if set right before it."""
+    regs = ".reg .pred %p<2>;\n.reg .b32 %r<9>;\n.reg .b64 %rd<3>;"
+    undefined = pressure(_UNDEFINED.replace("INIT\n", ""), regs)
+    set_late = pressure(_UNDEFINED.replace("INIT", "add.s32 %r5, %r8, 1;"), regs)
+    assert undefined == set_late

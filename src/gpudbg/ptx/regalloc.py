@@ -281,6 +281,7 @@ class _Function:
         n = len(self.insts)
         use = [0] * n
         kill = [0] * n
+        gen = [0] * n                          # registers the instruction writes, guarded or not
         extra = [0] * n
         ndefs: dict[str, int] = {}
         for inst in self.insts:
@@ -299,6 +300,8 @@ class _Function:
                     k |= bit.get(d, 0)
                 kill[i] = k
             use[i] = u
+            for d in dests:
+                gen[i] |= bit.get(d, 0)
             extra[i] = _expansion(inst) + 2 * _wmma_address_pairs(inst)
         self._add_materialised(extra)
         succ = self._successors()
@@ -314,6 +317,21 @@ class _Function:
                 if new != live_in[i]:
                     live_in[i] = new
                     changed = True
+        # a register live where no definition of it can have run holds an
+        # undefined value (cub's unloaded items of a partial tile), which
+        # needs no register there: count only values defined on some path
+        defined = [0] * n                      # defined on some path into i
+        changed = True
+        while changed:
+            changed = False
+            for i in range(n):
+                after = defined[i] | gen[i]
+                for j in succ[i]:
+                    if after & ~defined[j]:
+                        defined[j] |= after
+                        changed = True
+        for i in range(n):
+            live_in[i] &= defined[i]
 
         def words(live: int) -> int:
             return sum(w * (live & m).bit_count() for w, m in masks.items())
