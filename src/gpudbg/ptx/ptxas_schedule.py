@@ -114,7 +114,8 @@ _S2R_SPECIALS = frozenset({"%tid", "%ctaid", "%laneid", "%warpid", "%smid", "%ns
 
 def _long_latency(inst: ir.Instruction) -> bool:
     """Instructions whose result comes back late (memory, texture, warp
-    shuffles), the ones ptxas's scheduler issues early."""
+    shuffles and reductions, special-register reads), the ones ptxas's
+    scheduler issues early."""
     op = inst.opcode
     if op in ("ld", "ldu"):
         return "param" not in inst.modifiers
