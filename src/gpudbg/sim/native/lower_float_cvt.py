@@ -1,0 +1,162 @@
+"""Native lowering of cvt with an f32/f64 operand: float to float (with
+.rn/.rz/.rm/.rp or the integral roundings .rni/.rzi/.rmi/.rpi, .ftz, .sat,
+.relu), float to integer (saturating, NaN to 0) and integer to float,
+bit for bit as sim/arith/convert.cvt computes them.
+
+The one idea: the interpreter makes every source exact in f64, rounds once
+to the destination and post-processes; here LLVM's fptrunc/sitofp/uitofp
+give the round-to-nearest result and a directed mode nudges it by the sign
+of the exact error (the f64 residual for f64 -> f32 and <= 32-bit
+integers; an exact integer comparison for 64-bit integers); the integral
+roundings are llvm.roundeven/trunc/floor/ceil on the f64 value, as numpy's
+rint/trunc/floor/ceil are.
+
+What stays interpreted: half-precision, tf32 and fp8 types, the packed
+two-source forms, .satfinite, and forms the interpreter rejects at run
+time (a float rounding on float -> int, an integral one on int -> float).
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir as L
+
+from gpudbg.sim.native.emit import F64, I32, NotNative, lower, storage_type
+from gpudbg.sim.native.fpbits import FP
+
+_FLOATS = ("f32", "f64")
+_DIRECTED = ("rn", "rz", "rm", "rp")
+_INTEGRAL = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}
+_F64 = np.dtype(np.float64)
+
+
+@lower("cvt", types="f")
+def cvt(em, inst):
+    m = em.mods(inst)
+    rnd = m.rounding()
+    ftz = m.flag("ftz")
+    sat = m.flag("sat")
+    relu = m.flag("relu")
+    ts = m.types()
+    m.finish()                       # .satfinite and the rest stay interpreted
+    if len(ts) != 2 or len(inst.operands) != 2:
+        raise NotNative("cvt needs a destination and a source type")
+    dt, st = ts
+    for t in (dt, st):
+        if t.kind == "f" and t.name not in _FLOATS or t.kind not in "usbf":
+            raise NotNative(f"cvt with {t.name} stays interpreted")
+    d, a = inst.operands
+    if dt.name == st.name and rnd is None and not (ftz or sat or relu):
+        em.write(d, em.read(a, st.dtype), dt.dtype)     # a plain copy, NaN payloads kept
+        return
+    x = em.read(a, st.dtype)
+    if st.kind == "f" and dt.kind == "f":
+        r = _float_to_float(em, x, dt, st, rnd, ftz, sat, relu)
+    elif st.kind == "f":
+        if rnd is not None and rnd not in _INTEGRAL:
+            raise NotNative(f"cvt.{rnd} from float to integer (an error in the interpreter)")
+        r = _float_to_int(em, x, dt, st, rnd or "rzi", ftz)
+    else:
+        if rnd is not None and rnd not in _DIRECTED:
+            raise NotNative(f"cvt.{rnd} from integer to float (an error in the interpreter)")
+        r = _int_to_float(em, x, dt, st, rnd or "rn", sat, relu)
+    em.write(d, r, dt.dtype)
+
+
+def _source_f64(em, x, st, ftz):
+    """convert._float_to_f64: .ftz flushes an f32 source, then exact in f64."""
+    fp = FP(em, st.dtype)
+    if ftz and st.name == "f32":
+        x = fp.flush(x)
+    return fp.widen(x)
+
+
+def _integral(em, v, rnd):
+    return FP(em, _F64).intrinsic(_INTEGRAL[rnd], v)
+
+
+def _post(em, fp: FP, r, ftz, sat, relu):
+    """convert._float_post then the encoding's canonical NaN: .ftz only for
+    an f32 destination, .relu (negative to +0), .sat."""
+    b = em.b
+    if ftz and fp.ft is not F64:
+        r = fp.flush(r)
+    if relu:
+        r = b.select(b.fcmp_ordered("<", r, fp.const(0.0)), fp.const(0.0), r)
+    if sat:
+        r = fp.saturate(r)
+    return fp.canonical(r)
+
+
+def _float_to_float(em, x, dt, st, rnd, ftz, sat, relu):
+    b = em.b
+    v = _source_f64(em, x, st, ftz)
+    mode = rnd or "rn"
+    if rnd in _INTEGRAL:
+        v = _integral(em, v, rnd)
+        mode = "rn"
+    fp = FP(em, dt.dtype)
+    if fp.ft is F64:
+        return _post(em, fp, v, ftz, sat, relu)     # every source is exact in f64
+    r = b.fptrunc(v, fp.ft)
+    if mode != "rn":
+        f64 = FP(em, _F64)
+        es = b.select(f64.is_finite(v), f64.sign(b.fsub(v, b.fpext(r, F64))), I32(0))
+        r = fp.nudge(r, es, mode)
+    return _post(em, fp, r, ftz, sat, relu)
+
+
+def _float_to_int(em, x, dt, st, rnd, ftz):
+    """convert._to_int: NaN -> 0, out of range -> the nearest limit."""
+    b = em.b
+    v = _integral(em, _source_f64(em, x, st, ftz), rnd)
+    bits = dt.bits
+    signed = dt.kind == "s"
+    lo = -(2.0 ** (bits - 1)) if signed else 0.0
+    hi = 2.0 ** (bits - 1) if signed else 2.0 ** bits       # exclusive
+    ity = storage_type(dt.dtype)
+    nan = b.fcmp_unordered("uno", v, v)
+    over = b.fcmp_ordered(">=", v, L.Constant(F64, hi))
+    under = b.fcmp_ordered("<", v, L.Constant(F64, lo))
+    safe = b.select(b.or_(nan, b.or_(over, under)), L.Constant(F64, 0.0), v)
+    r = b.fptosi(safe, ity) if signed else b.fptoui(safe, ity)
+    mx = (1 << (bits - 1)) - 1 if signed else (1 << bits) - 1
+    mn = -(1 << (bits - 1)) if signed else 0
+    r = b.select(over, ity(mx), r)
+    r = b.select(under, ity(mn), r)
+    return b.select(nan, ity(0), r)
+
+
+def _int_to_float(em, x, dt, st, mode, sat, relu):
+    b = em.b
+    fp = FP(em, dt.dtype)
+    signed = st.kind == "s"
+    if st.bits <= 32:
+        v = b.sitofp(x, F64) if signed else b.uitofp(x, F64)       # exact
+        if fp.ft is F64:
+            return _post(em, fp, v, False, sat, relu)
+        r = b.fptrunc(v, fp.ft)
+        if mode != "rn":
+            es = FP(em, _F64).sign(b.fsub(v, b.fpext(r, F64)))
+            r = fp.nudge(r, es, mode)
+        return _post(em, fp, r, False, sat, relu)
+    r = b.sitofp(x, fp.ft) if signed else b.uitofp(x, fp.ft)       # correctly rounded
+    if mode != "rn":
+        r = fp.nudge(r, _int64_error_sign(em, fp, x, r, signed), mode)
+    return _post(em, fp, r, False, sat, relu)
+
+
+def _int64_error_sign(em, fp: FP, x, r, signed):
+    """sign(x - r) exactly, for a 64-bit integer x and its nearest float r
+    (integral; at most 2^63 signed, 2^64 unsigned, which exceed every x)."""
+    b = em.b
+    i64 = x.type
+    top = L.Constant(fp.ft, 2.0 ** 63 if signed else 2.0 ** 64)
+    beyond = b.fcmp_ordered(">=", r, top)
+    safe = b.select(beyond, L.Constant(fp.ft, 0.0), r)
+    ri = b.fptosi(safe, i64) if signed else b.fptoui(safe, i64)
+    if signed:
+        gt, lt = b.icmp_signed(">", x, ri), b.icmp_signed("<", x, ri)
+    else:
+        gt, lt = b.icmp_unsigned(">", x, ri), b.icmp_unsigned("<", x, ri)
+    es = b.sub(b.zext(gt, I32), b.zext(lt, I32))
+    return b.select(beyond, I32(-1), es)
