@@ -163,18 +163,19 @@ def _pack(params: bytearray, p, value) -> None:
 
 
 def run(ptx: str, kernel: str, grid, block, args, shared: int = 0, gpu: SimGPU | None = None,
-        budget: int | None = None, expect_fault: bool = False) -> Result:
+        budget: int | None = None, expect_fault: bool = False, module: LoadedModule | None = None) -> Result:
     """Load `ptx`, launch `kernel` and read every buffer argument back.
 
     Arguments: numpy arrays (copied to a fresh allocation), Out(...) (a
     fresh output allocation), Ptr(v) (a raw pointer value), bytes (a struct
     parameter), or Python scalars (packed as the parameter's type). With
     expect_fault the KernelFault's report is returned in Result.fault; an
-    unexpected fault (or a missing one) fails the test."""
-    gpu = gpu or SimGPU()
+    unexpected fault (or a missing one) fails the test. `module`: launch
+    from a module already loaded (on its gpu) instead of loading `ptx`."""
+    gpu = module.gpu if module is not None else gpu or SimGPU()
     if budget is not None:
         gpu.instruction_budget = budget
-    lm = load_module(gpu, _parsed(ptx))
+    lm = module if module is not None else load_module(gpu, _parsed(ptx))
     k = lm.functions[kernel]
     if len(args) != len(k.params):
         raise ValueError(f"{kernel} takes {len(k.params)} parameters, got {len(args)}")
