@@ -107,7 +107,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     shape = sm_pool.BlockShape.of(gpu.model, plan.threads_per_block, function.num_regs,
                                   function.static_shared + int(shared_bytes), plan.blocks_per_sm)
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
-    native = native_engine.wanted(function.program, plan.threads_per_block * plan.nblocks)
+    native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
+                                    debugger=port is not None)
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None
@@ -150,7 +151,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         if workspace is not None:
                             X.envregs[1], X.envregs[2] = workspace.base >> 32, workspace.base & 0xFFFFFFFF
                         X.tap = tap if tap is not None and tap.observes_execution else None
-                        X.native_on = native and X.tap is None and port is None
+                        X.native_on = native if X.tap is None else 0
                         if X.native_on:   # native code addresses registers through this table
                             X.reg_ptrs = np.array([a.ctypes.data for a in X.regs], dtype=np.int64)
                         if tap is not None:
@@ -291,14 +292,19 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
     native = X.native_on          # compiled segments (sim/native) may run this step's straight-line work
     interpret_at = -1             # a segment whose check failed: the interpreter redoes it and reports
     if native:
-        region = code[pc].region  # a whole loop run natively, each thread until it leaves
-        if region is not None and region.enter(X, idx, pc):
+        # a debugger's leaders (breakpoints, watched memory instructions)
+        # must start steps: native code may not run past them
+        extra = leader is not X.program.leader
+        full = native == native_engine.FULL     # the variant that keeps every register (debugger)
+        region = code[pc].region_full if full else code[pc].region  # a loop run natively, to each thread's exit
+        if region is not None and not (extra and region.crosses(leader, X.program.leader)) \
+                and region.enter(X, idx, pc):
             return
     try:
         while True:
             c = code[pc]
-            if native and c.native is not None and pc != interpret_at:
-                seg = c.native
+            seg = (c.native_full if full else c.native) if native else None
+            if seg is not None and pc != interpret_at and not (extra and seg.crosses(leader, X.program.leader)):
                 if seg.run(X, idx):
                     executed += seg.length
                     pc = seg.end

@@ -43,6 +43,8 @@ class Compiled:
     guard_neg: bool = False
     native: object = None  # sim/native/engine.NativeSegment starting at this pc, once compiled
     region: object = None  # sim/native/engine.NativeRegion this pc may enter (a loop run natively)
+    native_full: object = None  # the same, compiled to keep every register (under a debugger)
+    region_full: object = None
 
 
 @dataclass

@@ -156,8 +156,9 @@ def test_a_region_runs_each_thread_to_its_own_loop_exit():
     assert got.stats.thread_instructions == ref.stats.thread_instructions
 
 
-def test_a_runaway_region_goes_back_to_the_interpreter_and_its_watchdog(monkeypatch):
+def test_a_region_pauses_threads_past_its_work_cap_and_resumes_them(monkeypatch):
     from gpudbg.sim.native.engine import NativeRegion
-    monkeypatch.setattr(NativeRegion, "CAP", 50)     # every thread passes the cap: the interpreter runs it
+    monkeypatch.setattr(NativeRegion, "CALL_WORK", 32 * 70)   # 70 instructions per thread per call
     src = np.arange(100, dtype=np.uint32)
-    run_both(LOOP, "sums", (1,), (32,), [src, Out(32, np.uint32), 30])
+    ref, got = run_both(LOOP, "sums", (1,), (32,), [src, Out(32, np.uint32), 30])
+    assert got.stats.thread_instructions == ref.stats.thread_instructions

@@ -63,6 +63,12 @@ class NativeSegment:
         self.length = plan.end - plan.start
         self.rows = plan.nslots
 
+    def crosses(self, leader, program_leader) -> bool:
+        """Whether a leader array with extra leaders (a debugger's
+        breakpoints and watched instructions) has one inside this
+        segment, which must then stay interpreted."""
+        return bool(leader[self.start + 1:self.end].any())
+
     def run(self, X, idx) -> bool:
         """Run the segment for `idx` (None: the wave); False when a check
         failed and the interpreter must run these instructions instead."""
@@ -89,7 +95,13 @@ class NativeRegion(NativeSegment):
     starts, it runs each selected thread until the thread leaves."""
 
     __slots__ = ()
-    CAP = 1 << 20      # instructions per thread per call; past it the interpreter (and watchdog) takes over
+
+    def crosses(self, leader, program_leader) -> bool:
+        """Whether a debugger's leader array adds one inside the loop."""
+        s, e = self.start, self.end
+        return bool((leader[s:e] != program_leader[s:e]).any())
+
+    CALL_WORK = 1 << 24    # thread-instructions one call may run (about 0.1 s) before threads pause
 
     def enter(self, X, idx, pc: int) -> bool:
         """Run from `pc`; on success the threads' exit pcs are set and the
@@ -100,7 +112,7 @@ class NativeRegion(NativeSegment):
             env = X.native_env = WaveEnvironment(X, X.program.native_symbols)
         e = env.env
         e[ENV["region_pc"]] = pc
-        e[ENV["region_cap"]] = self.CAP
+        e[ENV["region_cap"]] = max(64, self.CALL_WORK // (X.n if idx is None else max(1, len(idx))))
         if not self.run(X, idx):
             return False
         X.thread_instructions += int(e[ENV["region_work"]])
@@ -112,26 +124,35 @@ class NativeRegion(NativeSegment):
 _lock = threading.Lock()
 
 
-def wanted(program, threads: int) -> bool:
-    """Whether a launch of `threads` threads of `program` runs compiled
-    segments (compiling the program now if the choice says so; a compiler
-    failure is reported once as a warning and the program stays
+# The two compiled forms of a program: PLAIN stores only registers read
+# later (liveness.py); FULL stores every register it writes, for a debugger,
+# which may show any register at a breakpoint.
+PLAIN, FULL = 1, 2
+_ATTRS = {PLAIN: ("native", "region", "native_ready"), FULL: ("native_full", "region_full", "native_full_ready")}
+
+
+def mode_for(program, threads: int, debugger: bool) -> int:
+    """0 (interpreted), PLAIN or FULL for a launch of `threads` threads of
+    `program`, compiling the program now if the choice says so (a
+    compiler failure is reported once as a warning and the program stays
     interpreted)."""
     choice = chosen()
     if choice == "interp":
-        return False
-    if not getattr(program, "native_ready", False):
+        return 0
+    variant = FULL if debugger else PLAIN
+    ready = _ATTRS[variant][2]
+    if not getattr(program, ready, False):
         if choice == "auto" and threads < AUTO_THREADS and \
                 getattr(program, "interpreted_work", 0) < AUTO_WORK:
-            return False
+            return 0
         try:
-            prepare(program)
+            prepare(program, variant)
         except Exception as e:   # an internal compiler error must not fail the user's launch
-            program.native_ready = True
-            program.native_segments = 0
+            setattr(program, ready, True)
+            setattr(program, f"{ready}_count", 0)
             warnings.warn(f"gpudbg: native compilation failed, kernel runs interpreted: "
                           f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
-    return bool(program.native_segments)
+    return variant if getattr(program, f"{ready}_count", 0) else 0
 
 
 def account(program, thread_instructions: int) -> None:
@@ -152,8 +173,9 @@ def program_key(program) -> str:
     return h.hexdigest()
 
 
-def prepare(program) -> None:
-    """Compile the program's segments once and attach them to its code."""
+def prepare(program, variant: int = PLAIN) -> None:
+    """Compile the program's segments and regions once (per variant) and
+    attach them to its code."""
     from llvmlite import ir as L
 
     from gpudbg.sim.native import jit
@@ -161,16 +183,25 @@ def prepare(program) -> None:
     from gpudbg.sim.native.region_emit import RegionEmitter
     from gpudbg.sim.native.regions import find_regions
     from gpudbg.sim.native.segments import plan_segments
-    if getattr(program, "native_ready", False):
+    seg_attr, region_attr, ready = _ATTRS[variant]
+    if getattr(program, ready, False):
         return
     with _lock:
-        if getattr(program, "native_ready", False):
+        if getattr(program, ready, False):
             return
         plans, lowered, live = plan_segments(program)
-        regions = find_regions(program, lowered, live)
-        symbols: list = []
-        key = program_key(program)
-        prefix = f"g{key[:16]}_"
+        if variant == FULL:
+            everything = (1 << len(program.reg_dtypes)) - 1
+            live = [everything] * len(live)
+            for plan in plans:
+                plan.live_out = None
+        # a debugger steps block by block: a region would run a whole loop in one step
+        regions = find_regions(program, lowered, live) if variant == PLAIN else []
+        if not hasattr(program, "native_symbols"):
+            program.native_symbols = []      # one symbol table for both variants (environment.py)
+        symbols = program.native_symbols
+        key = program_key(program) + f"/{variant}"
+        prefix = f"g{key[:16]}_{variant}_"
         module = L.Module(name=prefix)
         for plan in plans:
             em = SegmentEmitter(module, prefix + plan.name, program, plan, symbols)
@@ -180,16 +211,17 @@ def prepare(program) -> None:
         names = [prefix + p.name for p in plans + regions]
         addresses = _compile(str(module), names, key) if names else {}
         for plan in plans:
-            program.code[plan.start].native = NativeSegment(
-                jit.segment_function(addresses[prefix + plan.name]), plan)
+            setattr(program.code[plan.start], seg_attr, NativeSegment(
+                jit.segment_function(addresses[prefix + plan.name]), plan))
         for region in regions:
             runner = NativeRegion(jit.segment_function(addresses[prefix + region.name]), region)
             for pc in region.leaders:
-                program.code[pc].region = runner
-        program.native_symbols = symbols
-        program.native_segments = len(plans) + len(regions)
-        program.native_regions = len(regions)
-        program.native_ready = True
+                setattr(program.code[pc], region_attr, runner)
+        setattr(program, f"{ready}_count", len(plans) + len(regions))
+        if variant == PLAIN:
+            program.native_segments = len(plans) + len(regions)
+            program.native_regions = len(regions)
+        setattr(program, ready, True)
 
 
 _loaded: dict[str, dict[str, int]] = {}

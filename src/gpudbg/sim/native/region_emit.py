@@ -116,9 +116,15 @@ class RegionEmitter(SegmentEmitter):
                         if _plain_branch(code[r]) is not None:
                             break
                         r += 1
-                    n = b.add(b.load(steps), I64(length))
-                    b.store(n, steps)
-                    self.check(b.icmp_unsigned("<=", n, cap))
+                    before = b.load(steps)
+                    go_on = self.fn.append_basic_block(f"run{pc}")
+                    pause = self.fn.append_basic_block(f"pause{pc}")
+                    b.cbranch(b.icmp_unsigned("<", before, cap), go_on, pause)
+                    b.position_at_end(pause)        # past the cap: leave here, resume at the next call
+                    exits.append((pause, pc))
+                    b.branch(latch)
+                    b.position_at_end(go_on)
+                    b.store(b.add(before, I64(length)), steps)
                 target = _plain_branch(c)
                 if target is not None:
                     if c.inst.guard is None:

@@ -14,10 +14,12 @@ body of a tiled matrix multiply (shared-memory loads and fused
 multiply-adds) is the typical region: it costs one native call per step
 instead of one interpreted step per iteration.
 
-Failures (a check, or a thread past its instruction cap, so that runaway
-loops reach the watchdog in the interpreter) hand the region back to the
-interpreter exactly like segments do: registers the region reads and also
-writes are committed only after every selected thread finished.
+Failures (a check) hand the region back to the interpreter exactly like
+segments do: registers the region reads and also writes are committed
+only after every selected thread finished. A thread past the call's
+instruction cap leaves at the block it reached, as if it had branched out,
+so one call's work is bounded (the watchdog, Ctrl-C and other grids get
+their turn) and the next step resumes it there.
 
 The work counted is each thread's instructions (the interpreter's sum);
 cycles are the longest thread's path, which is what lockstep execution of
