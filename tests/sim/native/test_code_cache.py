@@ -225,3 +225,16 @@ def test_an_unwritable_directory_only_disables_caching(tmp_path):
     assert second["correct"] and second["compiled"] == 1
     mine = [w for w in caught if "native code cache disabled" in str(w.message)]
     assert len(mine) == 1 and str(where) in str(mine[0].message)
+
+
+def test_the_command_line_reports_and_clears(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv(code_cache.ENV_SWITCH, raising=False)
+    monkeypatch.setenv(code_cache.ENV_DIR, str(tmp_path))
+    CodeCache(tmp_path).store(KEY, bytes(2_000_000))
+    assert code_cache.main([]) == 0
+    assert f"native code cache {tmp_path}: 1 entries, 2.0 MB" in capsys.readouterr().out
+    assert code_cache.main(["--clear"]) == 0
+    assert "removed 1 entries" in capsys.readouterr().out and list(tmp_path.iterdir()) == []
+    monkeypatch.setenv(code_cache.ENV_SWITCH, "off")
+    code_cache.main([])
+    assert "off" in capsys.readouterr().out

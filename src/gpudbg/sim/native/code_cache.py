@@ -231,3 +231,35 @@ def store(key: str, payload: bytes) -> None:
         c.store(key, payload)
     except OSError as e:
         _warn_once(c.path, e)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m gpudbg.sim.native.code_cache [--clear]`: where the cache
+    is, how much it holds; --clear empties it."""
+    import argparse
+    ap = argparse.ArgumentParser(prog="python -m gpudbg.sim.native.code_cache",
+                                 description="gpudbg's cache of compiled native code")
+    ap.add_argument("--clear", action="store_true", help="remove every cached entry")
+    args = ap.parse_args(argv)
+    d = directory()
+    if d is None:
+        print(f"native code cache: off ({ENV_SWITCH})")
+        return 0
+    c = CodeCache(d)
+    if args.clear:
+        print(f"native code cache {d}: removed {c.clear()} entries")
+        return 0
+    sizes = []
+    for e in _scan(d):
+        if e.name.endswith(SUFFIX) and not e.name.startswith(TEMP_PREFIX):
+            try:
+                sizes.append(e.stat().st_size)
+            except OSError:
+                pass
+    print(f"native code cache {d}: {len(sizes)} entries, {sum(sizes) / 1e6:.1f} MB "
+          f"(bound {c.max_bytes / 1e6:.0f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
