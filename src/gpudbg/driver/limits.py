@@ -34,6 +34,7 @@ from gpudbg.driver.types import CU_CTX_SCHED_MASK, CUctx_flags, CUfunc_cache, CU
 from gpudbg.sim import kernel_watch, schedule
 from gpudbg.sim import launch_limits as sim_limits
 from gpudbg.sim.native import engine as native_engine
+from gpudbg.sim.native import parallel as native_parallel
 
 MAX_STACK_SIZE = 512 * 1024        # local memory per thread, compute capability 9.0
 STACK_GRANULE = 16
@@ -147,7 +148,8 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
 
 # ------------------------------------------------------------------ launch hook
 _usage_of: "weakref.WeakKeyDictionary[Any, set]" = weakref.WeakKeyDictionary()
-_programmed: "weakref.WeakKeyDictionary[Any, sim_limits.LaunchLimits]" = weakref.WeakKeyDictionary()
+# channel -> the (stack, printf FIFO, heap, pending launches) limits its pushes program
+_programmed: "weakref.WeakKeyDictionary[Any, tuple[int, int, int, int]]" = weakref.WeakKeyDictionary()
 
 
 def _usage(ctx: Any) -> set:
@@ -190,7 +192,7 @@ def _find_uses(kernel: Any) -> frozenset:
 
 def check_launch_settings() -> None:
     """The environment a launch will run under (GPUDBG_INSTRUCTION_BUDGET,
-    GPUDBG_SCHEDULE and GPUDBG_SEED, GPUDBG_HANG_TIMEOUT, GPUDBG_ENGINE), checked when the
+    GPUDBG_SCHEDULE and GPUDBG_SEED, GPUDBG_HANG_TIMEOUT, GPUDBG_ENGINE, GPUDBG_THREADS), checked when the
     launch is enqueued: a bad value refuses the launch call with
     CUDA_ERROR_INVALID_VALUE naming the variable, instead of failing the
     launch on the device, where it would become the context's sticky error."""
@@ -199,6 +201,7 @@ def check_launch_settings() -> None:
         if os.environ.get(schedule.ENV_SCHEDULE) or os.environ.get(schedule.ENV_SEED):
             schedule.from_environment()
         native_engine.chosen()
+        native_parallel.host_threads()
     except ValueError as e:
         raise EngineError(_INVALID, f"the launch was refused: {e}") from None
 
@@ -210,16 +213,18 @@ def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
     check_launch_settings()
     _usage(ctx).update(_kernel_uses(function.kernel))
     lim = _table(ctx)
-    want = sim_limits.LaunchLimits(int(lim["stack_size"]), int(lim["printf_fifo_size"]),
-                                   int(lim["malloc_heap_size"]), int(lim["pending_launch_count"]))
+    want = (int(lim["stack_size"]), int(lim["printf_fifo_size"]), int(lim["malloc_heap_size"]),
+            int(lim["pending_launch_count"]))
     ch = stream.channel
-    have = _programmed.get(ch) or sim_limits.defaults(ctx.device.model)
+    have = _programmed.get(ch)
+    if have is None:         # a channel never programmed runs with the model's defaults
+        d = sim_limits.defaults(ctx.device.model)
+        have = _programmed[ch] = (d.stack_size, d.printf_fifo_size, d.malloc_heap_size, d.pending_launch_count)
     if have == want:
         return []
     _programmed[ch] = want
-    return [C.make(C.Opcode.SET_LAUNCH_LIMITS, stack_size=want.stack_size,
-                   printf_fifo_size=want.printf_fifo_size, malloc_heap_size=want.malloc_heap_size,
-                   pending_launch_count=want.pending_launch_count)]
+    return [C.make(C.Opcode.SET_LAUNCH_LIMITS, stack_size=want[0], printf_fifo_size=want[1],
+                   malloc_heap_size=want[2], pending_launch_count=want[3])]
 
 
 # ------------------------------------------------------------------ device settings

@@ -45,6 +45,7 @@ from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
 from gpudbg.sim.native import engine as native_engine
+from gpudbg.sim.native import parallel as native_parallel
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
@@ -92,7 +93,9 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         watch = (_JobWatch if job is not None else KernelWatch).for_launch(budget)
         order = schedule.for_launch()
         native_engine.chosen()
-    except (LaunchSettingError, schedule.ScheduleError, native_engine.EngineError) as e:
+        threads = native_parallel.host_threads()
+    except (LaunchSettingError, schedule.ScheduleError, native_engine.EngineError,
+            native_parallel.ThreadsError) as e:
         raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
     watch.job = job
     if budget is None:
@@ -152,6 +155,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                             X.envregs[1], X.envregs[2] = workspace.base >> 32, workspace.base & 0xFFFFFFFF
                         X.tap = tap if tap is not None and tap.observes_execution else None
                         X.native_on = native if X.tap is None else 0
+                        X.native_threads = threads
                         if X.native_on:   # native code addresses registers through this table
                             X.reg_ptrs = np.array([a.ctypes.data for a in X.regs], dtype=np.int64)
                         if tap is not None:

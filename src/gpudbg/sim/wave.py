@@ -265,6 +265,8 @@ class WaveExecution(FaultReporting):
         self.reg_ptrs = None      # register addresses for native segments (sim/native), on first use
         self.native_env = None
         self.native_on = False    # the executor turns it on when compiled segments may run
+        self.native_threads = 1   # host threads for one native call (GPUDBG_THREADS)
+        self.native_parts = None
         entry = const.entry
         self.all_valid = plan.threads_per_block == plan.slots_per_block
         self.sched = arrays.sched

@@ -30,13 +30,14 @@ from gpudbg.driver.status import EngineError, describe_exception
 from gpudbg.driver.watchdog import HangTimeoutError
 from gpudbg.sim.kernel_watch import LaunchSettingError
 from gpudbg.sim.native.engine import EngineError as NativeEngineError
+from gpudbg.sim.native.parallel import ThreadsError
 from gpudbg.sim.schedule import ScheduleError
 from gpudbg.runtime.api._args import Plan, show
 from gpudbg.runtime.errors import McError, from_engine, mcError_t
 
 
 _S = mcError_t.mcSuccess
-SETTING_ERRORS = (HangTimeoutError, LaunchSettingError, ScheduleError, NativeEngineError)
+SETTING_ERRORS = (HangTimeoutError, LaunchSettingError, ScheduleError, NativeEngineError, ThreadsError)
 _tls = threading.local()
 
 

@@ -332,7 +332,7 @@ class SegmentEmitter:
         loop = self.fn.append_basic_block("loop")
         after = self.fn.append_basic_block("after")
         self.fail_block = self.fn.append_basic_block("fail")
-        b.cbranch(b.icmp_signed(">", self.n_arg, I64(0)), loop, after)
+        b.cbranch(self._first_pass_runs(), loop, after)
         self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
         for c in compiled:
             self.current = c
@@ -354,6 +354,15 @@ class SegmentEmitter:
         b.position_at_end(after)
         self._second_pass()
         b.ret(I64(-1))
+
+    def _first_pass_runs(self) -> L.Value:
+        """n > 0 and the call is not for the second pass only (env
+        `phase`: 0 both passes, 1 the first only, 2 the second only; the
+        engine splits the passes when several host threads share a
+        selection, so that no thread writes before every thread checked)."""
+        b = self.b
+        return b.and_(b.icmp_signed(">", self.n_arg, I64(0)),
+                      b.icmp_unsigned("!=", self.env(ENV["phase"]), I64(2)))
 
     def _thread_loop_head(self, loop, before):
         """In `loop`: i = phi, t = idx ? idx[i] : i (idx only read when
@@ -479,6 +488,13 @@ class SegmentEmitter:
         commits = [k for k in self.plan.scratch_regs if k in self.dirty and (live is None or k in live)]
         if not self.deferred and not commits:
             return
+        self.plan.two_pass = True
+        first_only = self.fn.append_basic_block("first_pass_only")
+        go = self.fn.append_basic_block("second_pass")
+        b.cbranch(b.icmp_unsigned("==", self.env(ENV["phase"]), I64(1)), first_only, go)
+        b.position_at_end(first_only)
+        b.ret(I64(-1))
+        b.position_at_end(go)
         start = b.block
         loop = self.fn.append_basic_block("pass2")
         done = self.fn.append_basic_block("pass2_done")

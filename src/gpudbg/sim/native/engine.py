@@ -29,6 +29,7 @@ import warnings
 
 import numpy as np
 
+from gpudbg.sim.native import parallel
 from gpudbg.sim.native.environment import ENV, WaveEnvironment
 
 ENV_ENGINE = "GPUDBG_ENGINE"
@@ -54,7 +55,7 @@ def chosen() -> str:
 class NativeSegment:
     """One compiled segment: call it for a selection of threads."""
 
-    __slots__ = ("fn", "start", "end", "length", "rows")
+    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass")
 
     def __init__(self, fn, plan):
         self.fn = fn
@@ -62,6 +63,7 @@ class NativeSegment:
         self.end = plan.end
         self.length = plan.end - plan.start
         self.rows = plan.nslots
+        self.two_pass = plan.two_pass
 
     def crosses(self, leader, program_leader) -> bool:
         """Whether a leader array with extra leaders (a debugger's
@@ -85,6 +87,8 @@ class NativeSegment:
                 idx = np.ascontiguousarray(idx, dtype=np.int64)
             n = idx.shape[0]
             iptr = idx.ctypes.data
+        if X.native_threads > 1 and n >= parallel.PARALLEL_MIN:
+            return parallel.run_parts(self, X, idx, X.native_threads) is not None
         if self.rows:
             env.ensure_scratch(self.rows, n)
         return self.fn(X.reg_ptrs.ctypes.data, iptr, n, env.env_address) < 0
@@ -110,14 +114,31 @@ class NativeRegion(NativeSegment):
         env = X.native_env
         if env is None:
             env = X.native_env = WaveEnvironment(X, X.program.native_symbols)
-        e = env.env
-        e[ENV["region_pc"]] = pc
-        e[ENV["region_cap"]] = max(64, self.CALL_WORK // (X.n if idx is None else max(1, len(idx))))
-        if not self.run(X, idx):
-            return False
-        X.thread_instructions += int(e[ENV["region_work"]])
+        else:
+            env.refresh_globals()
+        n = X.n if idx is None else len(idx)
+        cap = max(64, self.CALL_WORK // max(1, n))
+        if X.native_threads > 1 and n >= parallel.PARALLEL_MIN:
+            def setup(e, count):
+                e[ENV["region_pc"]] = pc
+                e[ENV["region_cap"]] = cap
+            if idx is not None and (idx.dtype != np.int64 or not idx.flags.c_contiguous):
+                idx = np.ascontiguousarray(idx, dtype=np.int64)
+            parts = parallel.run_parts(self, X, idx, X.native_threads, setup)
+            if parts is None:
+                return False
+            work = sum(int(p.env[ENV["region_work"]]) for p in parts)
+            cycles = max(int(p.env[ENV["region_cycles"]]) for p in parts)
+        else:
+            e = env.env
+            e[ENV["region_pc"]] = pc
+            e[ENV["region_cap"]] = cap
+            if not self.run(X, idx):
+                return False
+            work, cycles = int(e[ENV["region_work"]]), int(e[ENV["region_cycles"]])
+        X.thread_instructions += work
         X.steps += 1
-        X.cycles += int(e[ENV["region_cycles"]])
+        X.cycles += cycles
         return True
 
 

@@ -72,6 +72,7 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("region_cap", "special", None),     # instructions a thread may run in one region call
     ("region_work", "special", None),    # results of a region call
     ("region_cycles", "special", None),
+    ("phase", "special", None),          # 0 both passes, 1 checks and first pass only, 2 second pass only
 ]
 ENV = {name: i for i, (name, _, _) in enumerate(ENTRIES)}
 

@@ -76,7 +76,7 @@ class RegionEmitter(SegmentEmitter):
         loop = self.fn.append_basic_block("loop")
         after = self.fn.append_basic_block("after")
         self.fail_block = self.fn.append_basic_block("fail")
-        b.cbranch(b.icmp_signed(">", self.n_arg, I64(0)), loop, after)
+        b.cbranch(self._first_pass_runs(), loop, after)
         self.i, self.t, _ = self._thread_loop_head(loop, self.entry)
         self.thread_start = b.block
         b.store(I64(0), steps)
@@ -178,8 +178,9 @@ class RegionEmitter(SegmentEmitter):
             at.add_incoming(pos, blk)
         b.ret(at)
         b.position_at_end(after)
-        b.store(b.load(work), b.gep(self.env_arg, [I64(ENV["region_work"])]))
-        b.store(b.load(longest), b.gep(self.env_arg, [I64(ENV["region_cycles"])]))
+        with b.if_then(b.icmp_unsigned("!=", self.env(ENV["phase"]), I64(2))):
+            b.store(b.load(work), b.gep(self.env_arg, [I64(ENV["region_work"])]))
+            b.store(b.load(longest), b.gep(self.env_arg, [I64(ENV["region_cycles"])]))
         self.dirty = {k for k in plan.scratch_regs if k in plan.flushed}
         self.deferred = []
         self._second_pass()

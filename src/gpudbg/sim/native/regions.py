@@ -42,6 +42,7 @@ class RegionPlan:
     can_fail: bool = True
     live_out: set | None = None      # registers read after leaving the region
     flushed: set = field(default_factory=set)   # registers written in the region and live after
+    two_pass: bool = False           # has a second pass (commits): set by the emitter
 
     @property
     def name(self) -> str:

@@ -29,6 +29,7 @@ class SegmentPlan:
     nslots: int = 0                 # scratch rows in use (registers + recorded values)
     can_fail: bool = False
     live_out: set | None = None     # registers read after the segment (None: assume all)
+    two_pass: bool = False          # has a second pass (writes or commits): set by the emitter
 
     @classmethod
     def empty(cls) -> "SegmentPlan":
