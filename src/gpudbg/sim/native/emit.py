@@ -172,6 +172,8 @@ class SegmentEmitter:
         """env[index] as i64, loaded once in the entry block."""
         v = self._env.get(index)
         if v is None:
+            used = self.program.__dict__.setdefault("native_env_used", set())
+            used.add(index)                  # the wave fills only the entries some code reads
             with self.b.goto_block(self.entry):
                 p = self.b.gep(self.env_arg, [I64(index)], inbounds=True)
                 v = self.load_invariant(p)

@@ -76,7 +76,8 @@ class NativeSegment:
         failed and the interpreter must run these instructions instead."""
         env = X.native_env
         if env is None:
-            env = X.native_env = WaveEnvironment(X, X.program.native_symbols)
+            env = X.native_env = WaveEnvironment(X, X.program.native_symbols,
+                                                      getattr(X.program, "native_env_used", None))
         else:
             env.refresh_globals()
         if idx is None:
@@ -113,7 +114,8 @@ class NativeRegion(NativeSegment):
         of the step would not redo."""
         env = X.native_env
         if env is None:
-            env = X.native_env = WaveEnvironment(X, X.program.native_symbols)
+            env = X.native_env = WaveEnvironment(X, X.program.native_symbols,
+                                                      getattr(X.program, "native_env_used", None))
         else:
             env.refresh_globals()
         n = X.n if idx is None else len(idx)

@@ -102,11 +102,13 @@ def global_table(gm) -> tuple:
 class WaveEnvironment:
     """One wave's env array and everything it points into."""
 
-    def __init__(self, X, symbols: list[tuple[str, str]]):
+    def __init__(self, X, symbols: list[tuple[str, str]], used: set | None = None):
         self.X = X
         self.keep: list = []
         self.env = np.zeros(len(ENTRIES), dtype=np.int64)
         for i, (name, kind, get) in enumerate(ENTRIES):
+            if used is not None and i not in used:
+                continue        # (e.g. %ctaid.z: materializing unused layout arrays costs every wave)
             if kind == "value":
                 self.env[i] = int(get(X))
             elif kind == "array":
