@@ -120,6 +120,14 @@ EDGE64 = sorted({_f64_bits(x) for x in (0.0, -0.0, 1.0, -1.0, 0.5, 2.5, -2.5, 5e
                    0x7FF8000000012345, 0x7FFFFFFFFFFFFFFF, 0x0000000000000001, 0x800FFFFFFFFFFFFF})
 
 
+EDGE16 = [0x0000, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE12, 0x0001, 0x8001,
+          0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x3555, 0x3800, 0x3BFF, 0x4000]
+
+
+def floats16():
+    return st.one_of(st.sampled_from(EDGE16), st.integers(0, 2 ** 16 - 1))
+
+
 def floats32():
     return st.one_of(st.sampled_from(EDGE32), st.integers(0, 2 ** 32 - 1),
                      st.floats(width=32, allow_nan=False).map(_f32_bits),
@@ -143,6 +151,8 @@ def values(t: str):
         return floats32()
     if t == "f64":
         return floats64()
+    if t == "f16":
+        return floats16()
     if t == "pred":
         return st.integers(0, 1)
     return ints(8 * _BYTES[t])

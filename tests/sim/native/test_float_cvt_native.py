@@ -4,6 +4,7 @@ float to every integer width (saturation, NaN), and every integer width to
 float in every rounding, on hypothesis-chosen bit patterns."""
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,12 +25,19 @@ FROM_INT = [f"cvt{r}.{s}.{i}" for s in ("f32", "f64") for i in INTS
                       else ("", ".rm.sat"))]
 
 
+HALF = ([f"cvt{r}{f}.f16.{s}" for s in ("f32", "f64") for r, f in
+         ((".rn", ""), (".rz", ".relu"), (".rm", ""), (".rp", ".sat"), (".rni", ""))]
+        + ["cvt.f32.f16", "cvt.f64.f16", "cvt.rmi.f32.f16", "cvt.rn.sat.f16.f16", "cvt.rzi.s32.f16",
+           "cvt.rni.u16.f16", "cvt.rzi.s64.f16", "cvt.rn.f16.s32", "cvt.rz.f16.u32",
+           "cvt.rm.f16.s64", "cvt.rp.f16.u16"])
+
+
 def _types(form):
     d, s = form.split(".")[-2:]
     return d, s
 
 
-@pytest.mark.parametrize("form", FLOAT_FORMS + TO_INT + FROM_INT)
+@pytest.mark.parametrize("form", FLOAT_FORMS + TO_INT + FROM_INT + HALF)
 @SETTINGS
 @given(data=st.data())
 def test_cvt_forms_match_the_interpreter(form, data):
@@ -48,14 +56,24 @@ def test_64_bit_integers_near_the_rounding_points(form):
     check_form(f"{form} {{d}}, {{a}};", [s], [d], [col])
 
 
-def test_half_precision_cvt_stays_interpreted():
+def test_f16_rounding_boundaries():
+    # f32 values at and around f16 midpoints, the overflow edge and the subnormal range
+    vals = [65519.0, 65520.0, 65504.0, 65536.0, 1.0 + 2.0 ** -11, 1.0 + 3 * 2.0 ** -11,
+            2.0 ** -25, 3 * 2.0 ** -26, 2.0 ** -24, 2.0 ** -14 - 2.0 ** -25, 6.1e-5, 1e-8]
+    xs = [int(np.float32(vals[i % len(vals)] * (1 if i < N // 2 else -1)).view(np.uint32))
+          for i in range(N)]
+    for r in ("rn", "rz", "rm", "rp"):
+        check_form(f"cvt.{r}.f16.f32 {{d}}, {{a}};", ["f32"], ["f16"], [xs])
+
+
+def test_bf16_cvt_stays_interpreted():
     from gpudbg.ptx import parse
     from gpudbg.sim.gpu import SimGPU
     from gpudbg.sim.loader import load_module
     from gpudbg.sim.native.emit import probe
     from gpudbg.sim.native.segments import SegmentPlan
     from float_forms import form_kernel
-    program = load_module(SimGPU(), parse(form_kernel("cvt.rn.f16.f32 {d}, {a};", ["f32"], ["f16"]),
+    program = load_module(SimGPU(), parse(form_kernel("cvt.rn.bf16.f32 {d}, {a};", ["f32"], ["u16"]),
                                           "k.ptx")).program
     (c,) = [c for c in program.code if c.inst.opcode == "cvt"]
     assert probe(program, c, SegmentPlan.empty()) is None
