@@ -1,6 +1,7 @@
 import threading
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.channel import Channel, ChannelClosedError
@@ -25,6 +26,32 @@ def test_ring_wraps_commands_across_the_end():
     assert ring.empty() and ring.free() == 15
     with pytest.raises(RingFullError):
         ring.write([0] * 16)
+
+
+_CMDS = st.one_of(
+    st.builds(lambda a, v: C.make(C.Opcode.SEM_RELEASE, address=a, value=v), st.integers(0, C.U64_MASK),
+              st.integers(0, C.U64_MASK)),
+    st.builds(lambda s, d, w, h: C.make(C.Opcode.COPY_2D, src=s, dst=d, spitch=w, dpitch=w, width=w, height=h),
+              st.integers(0, C.U64_MASK), st.integers(0, C.U64_MASK), st.integers(0, 1 << 40),
+              st.integers(0, 1 << 40)),
+    st.just(C.make(C.Opcode.NOP)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(4, 40), st.integers(0, 200), st.lists(_CMDS, min_size=1, max_size=6))
+def test_ring_decodes_what_was_written_anywhere_in_rings_of_any_size(words, start, cmds):
+    # decode_at reads one slice away from the end and word by word near it
+    mem = GlobalMemory(capacity=1 << 20)
+    ring = Ring(mem.alloc(4 * words, AllocationKind.RING), "r")
+    ring.put = ring.get = start % ring.size
+    for cmd in cmds:
+        encoded = C.encode(cmd)
+        if len(encoded) > ring.size - 1:
+            continue
+        ring.write(encoded)
+        (off, got), = ring.pending()
+        assert got == cmd and off == ring.get
+        ring.get = ring.put
 
 
 def test_ring_rejects_odd_sizes():

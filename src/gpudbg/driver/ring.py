@@ -13,7 +13,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gpudbg.driver.commands import Command, decode_one
+from gpudbg.driver.commands import FORMATS, Command, decode_one, payload_words
+
+MAX_COMMAND_WORDS = 1 + max(payload_words(op) for op in FORMATS)   # header + the longest payload
 
 
 class RingFullError(ValueError):
@@ -57,7 +59,14 @@ class Ring:
         return int(self.words[offset % self.size])
 
     def decode_at(self, offset: int) -> Command:
-        """Decode the command whose header is at `offset` (wrapping)."""
+        """Decode the command whose header is at `offset` (wrapping). Away
+        from the end, the longest command's words are read in one slice and
+        decoded from the list (the front end decodes every command twice:
+        to pick it and to retire it)."""
+        if 0 <= offset and offset + MAX_COMMAND_WORDS <= self.size:
+            return decode_one(self.words[offset:offset + MAX_COMMAND_WORDS].tolist().__getitem__,
+                              offset, self.name)
+
         def rd(i: int) -> int:
             return self.word_at(offset + i)
         return decode_one(rd, offset, self.name)
