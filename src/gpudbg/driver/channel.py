@@ -96,19 +96,27 @@ class Channel:
 
     def _write(self, ticket: int, encoded: list[list[int]]) -> None:
         cv = self.gpu.cv
+        ring = self.ring
         with cv:
-            cv.wait_for(lambda: self._serving == ticket)
+            if self._serving != ticket:
+                cv.wait_for(lambda: self._serving == ticket)
             try:
+                if not self.closed and len(encoded) > 1:
+                    flat = [w for words in encoded for w in words]
+                    if ring.free() >= len(flat):     # the whole push fits now: one write
+                        encoded = [flat]
                 for words in encoded:
-                    cv.wait_for(lambda n=len(words): self.ring.free() >= n or self.closed)
+                    if ring.free() < len(words) and not self.closed:
+                        # the words written so far must reach the GPU before this waits for room
+                        cv.notify_all()
+                        cv.wait_for(lambda n=len(words): ring.free() >= n or self.closed)
                     if self.closed:
                         break          # the context was torn down: its work is discarded
-                    self.ring.write(words)
+                    ring.write(words)
                     self.gpu.frontend.rung()
-                    cv.notify_all()
             finally:
                 self._serving += 1
-                cv.notify_all()
+                cv.notify_all()        # the words and this turn's end, at once
         self.retire_pins()
 
     def retire_pins(self) -> None:

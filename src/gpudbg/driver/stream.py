@@ -36,7 +36,7 @@ import enum
 import itertools
 from typing import Any, Callable, Sequence
 
-from gpudbg.driver import commands as C
+from gpudbg.driver import capture, commands as C
 from gpudbg.driver.channel import Channel, ChannelClosedError
 from gpudbg.driver.fence import Marker, TrackingSemaphore
 from gpudbg.driver.status import CUresult, EngineError
@@ -160,7 +160,6 @@ class Stream:
         is called under it once the fence is taken (events use both to stay
         atomic with their destruction). The ring write happens after the
         lock is released."""
-        from gpudbg.driver import capture
         with self.context.lock:
             cmds = list(commands() if callable(commands) else commands)
             if self.capture is not None:
@@ -186,7 +185,6 @@ class Stream:
         pinned until the acquire has run; one of another device is waited
         through a relay (driver/relay.py). A plain address is the caller's
         own memory (kept alive by the caller)."""
-        from gpudbg.driver import capture
         if isinstance(semaphore, int):
             return self.submit([C.make(C.Opcode.SEM_ACQUIRE, address=semaphore, value=value)])
         owner = getattr(semaphore, "channel", None)
