@@ -12,7 +12,7 @@ frexp-scaled operands where the interpreter sums Dekker's TwoProduct
 exactly: the same sign); .ftz/.sat/NaN are fpbits.FP.finish. Every NaN
 result is the canonical one, as in the interpreter.
 
-What stays interpreted: half precision (f16/bf16 and packed forms),
+f16/f16x2 forms go to lower_half.py. What stays interpreted: bf16 forms,
 fma/div/sqrt/rcp with a directed rounding on f64 (the interpreter's
 multi-term oracle is not mirrored), and the transcendental approximations
 ex2/lg2/sin/cos/tanh (numpy's libm-backed f64 functions cannot be
@@ -23,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir as L
 
+from gpudbg.sim.native import lower_half as half
 from gpudbg.sim.native.emit import F64, I32, NotNative, lower
 from gpudbg.sim.native.fpbits import FP, all_of, two_sum
 
@@ -98,6 +99,8 @@ def _mul_error_sign(em, fp: FP, a, b, r) -> L.Value:
 
 @lower("add", "sub", "mul", types="f")
 def binary(em, inst):
+    if half.is_half(inst):
+        return half.add_sub_mul(em, inst)
     t, rnd, ftz, sat, _ = _form(em, inst)
     fp = FP(em, t.dtype)
     bld = em.b
@@ -128,6 +131,8 @@ def binary(em, inst):
 
 @lower("fma", "mad", types="f")
 def fma(em, inst):
+    if half.is_half(inst):
+        return half.fma(em, inst)
     t, rnd, ftz, sat, _ = _form(em, inst)
     mode = rnd or "rn"
     if mode != "rn" and t.name == "f64":

@@ -11,12 +11,14 @@ move bits so NaN payloads survive as in the interpreter.
 
 `set` and `setp` also take their integer forms when the destination is a
 float (set.lt.f32.s32): the lowering is found by any float type in the
-instruction (emit.lowering_of). Half-precision forms stay interpreted.
+instruction (emit.lowering_of). f16/f16x2 min/max/abs/neg go to
+lower_half.py; other half-precision forms stay interpreted.
 """
 from __future__ import annotations
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
+from gpudbg.sim.native import lower_half as half
 from gpudbg.sim.native.emit import BOOL, NotNative, lower, storage_type
 from gpudbg.sim.native.fpbits import FP
 
@@ -35,6 +37,8 @@ def _float_type(m, inst):
 
 @lower("min", "max", types="f")
 def minmax(em, inst):
+    if half.is_half(inst):
+        return half.minmax(em, inst)
     m = em.mods(inst)
     ftz = m.flag("ftz")
     nan = m.flag("NaN")
@@ -75,6 +79,8 @@ def minmax(em, inst):
 
 @lower("abs", "neg", types="f")
 def abs_neg(em, inst):
+    if half.is_half(inst):
+        return half.abs_neg(em, inst)
     m = em.mods(inst)
     ftz = m.flag("ftz")
     t = _float_type(m, inst)
