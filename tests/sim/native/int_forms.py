@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from engines_pair import Out, engine_choice, run, run_both
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
-LANES = 64
+LANES = 128
 _NAMES_IN = "abce"
 _NAMES_OUT = ("d", "d1", "d2")
 _PRESET = {16: "0x5a5a", 32: "0x5a5a5a5a", 64: "0x5a5a5a5a5a5a5a5a"}

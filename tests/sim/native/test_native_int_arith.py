@@ -101,12 +101,11 @@ IDS = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(FORMS)]
 @pytest.mark.parametrize("form", FORMS, ids=IDS)
 def test_edge_values(form):
     body, ins, outs = form
-    for seed in range(2):
-        check(body, ins, outs, edge_grid(ins, seed))
+    check(body, ins, outs, edge_grid(ins))
 
 
 @pytest.mark.parametrize("form", FORMS, ids=IDS)
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_random_values(form, data):
     body, ins, outs = form
@@ -115,8 +114,8 @@ def test_random_values(form, data):
 
 def test_division_corner_cases_are_the_interpreters():
     """div/rem by zero and INT_MIN / -1 (arith.integer's hardware rules)."""
-    a = np.array([5, 2**31, 2**32 - 7, 0, 2**31] * 13, dtype=np.uint64)[:LANES]
-    b = np.array([0, 2**32 - 1, 0, 0, 1] * 13, dtype=np.uint64)[:LANES]
+    a = np.resize(np.array([5, 2**31, 2**32 - 7, 0, 2**31], dtype=np.uint64), LANES)
+    b = np.resize(np.array([0, 2**32 - 1, 0, 0, 1], dtype=np.uint64), LANES)
     q, = check("div.s32 {d}, {a}, {b};", [32, 32], [32], [a, b])
     assert list(q[:5].astype(np.uint32)) == [0xFFFFFFFF, 0x80000000, 1, 0xFFFFFFFF, 0x80000000]
     r, = check("rem.s32 {d}, {a}, {b};", [32, 32], [32], [a, b])
