@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engines_pair import Out, Ptr, engine_choice, run, run_both
-from native_cover import assert_native
+from native_cover import assert_native, assert_ran, native_calls
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
 SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -61,7 +61,9 @@ def test_local_memory_through_symbols_registers_and_generic_addresses(k):
 
 
 def test_local_results_are_each_threads_own():
-    ref, got = run_both(LOCAL, "loc", (1,), (32,), [Out(128, np.uint32), 4])
+    with native_calls() as calls:
+        ref, got = run_both(LOCAL, "loc", (1,), (32,), [Out(128, np.uint32), 4])
+    assert_ran(calls, got, "st.local.u32 [buf]", "ld.local.u32 %r5", "ld.u32 %r3", "st.u32 [%rd9]")
     t = np.arange(32, dtype=np.uint32)
     assert np.array_equal(got[0][:32], (t + 100) + t + (t + 100))
 
@@ -98,8 +100,11 @@ SHARED = HEAD + """
 @given(k=OFFSETS)
 def test_shared_memory_through_symbols_registers_and_generic_addresses(k):
     ok = k % 4 == 0 and k + 4 * 63 + 4 <= 256
-    ref, got = run_both(SHARED, "sh", (2,), (64,), [Out(128, np.uint32), k], expect_fault=not ok)
+    with native_calls() as calls:
+        ref, got = run_both(SHARED, "sh", (2,), (64,), [Out(128, np.uint32), k], expect_fault=not ok)
     assert_native(got, "st.shared.u32", "ld.u32 %r2", "ld.shared::cta.u32", "mov.u64 %rd3, tile")
+    if ok:
+        assert_ran(calls, got, "st.shared.u32", "ld.u32 %r2", "ld.shared::cta.u32", "st.u32 [%rd9]")
 
 
 GLOBAL_FORMS = HEAD + """
@@ -163,8 +168,12 @@ GLOBAL_FORMS = HEAD + """
 def test_global_vectors_widths_predicates_and_ignored_modifiers(data, k):
     src = np.frombuffer(data, dtype=np.uint8).copy()
     ok = k % 8 == 0 and k + 8 <= 32
-    ref, got = run_both(GLOBAL_FORMS, "forms", (1,), (64,), [src, Out(32 * 64, np.uint8), k],
-                        expect_fault=not ok)
+    with native_calls() as calls:
+        ref, got = run_both(GLOBAL_FORMS, "forms", (1,), (64,), [src, Out(32 * 64, np.uint8), k],
+                            expect_fault=not ok)
+    if ok:
+        assert_ran(calls, got, "ld.global.nc.v4.u32", "ld.global.u8 %p1", "ld.const.u32 %r12",
+                   "st.global.pred", "st.global.v2.u32 [%rd9]")
     assert_native(got, "ld.global.nc.v4.u32", "ldu.global.u32", "ld.volatile.global.s8",
                   "ld.relaxed.gpu.global.u16", "ld.global.u8 %p1", "ld.const.u32 %r11",
                   "ld.global.u32 %r10, [%rd7+8]", "st.global.pred")
@@ -189,7 +198,9 @@ V8 = HEAD.replace("sm_80", "sm_100").replace("8.0", "8.8") + """
 
 def test_eight_element_vectors():
     src = np.arange(8 * 64, dtype=np.uint32)
-    ref, got = run_both(V8, "v8", (1,), (64,), [src, Out(8 * 64, np.uint32)])
+    with native_calls() as calls:
+        ref, got = run_both(V8, "v8", (1,), (64,), [src, Out(8 * 64, np.uint32)])
+    assert_ran(calls, got, "ld.global.v8.u32", "st.global.v8.u32")
     assert np.array_equal(got[1].reshape(64, 8), src.reshape(64, 8)[:, ::-1])
     assert_native(got, "ld.global.v8.u32", "st.global.v8.u32")
 
@@ -245,8 +256,11 @@ def test_kernel_parameters_through_a_register_and_func_parameters(a, k):
     # the kernel's parameters are 24 bytes (dst 8, a 4, b 4, k 8): reading 4 bytes at a+k is fine
     # while 8 + k + 4 <= 24, at any alignment (the interpreter reads parameter bytes where they are)
     ok = (8 + k) % 2**64 + 4 <= 24     # the address wraps like the interpreter's uint64
-    ref, got = run_both(PARAMS, "params", (1,), (64,), [Out(64, np.uint32), a, 7, k],
-                        expect_fault=not ok)
+    with native_calls() as calls:
+        ref, got = run_both(PARAMS, "params", (1,), (64,), [Out(64, np.uint32), a, 7, k],
+                            expect_fault=not ok)
+    if ok:
+        assert_ran(calls, got, "ld.param.u32 %r1, [%rd3]", "ld.param.b32 %r1, [x]", "st.param.b32 [ret]")
     assert_native(got, "ld.param.u32 %r1, [%rd3]", "ld.param.b32 %r1, [x]", "ld.param.b32 %r3, [y+4]",
                   "st.param.b32 [ret]", "mov.u64 %rd2, a")
 
@@ -322,3 +336,45 @@ def test_generic_accesses_of_a_cluster_launch_stay_with_the_interpreter():
     with engine_choice("native"):
         again = run(CLUSTER, "cl", (2,), (32,), [Out(32, np.uint32)])
     assert again.module.program.native_segments > 0
+
+
+ISSPACE = HEAD + """
+.visible .entry isp(.param .u64 addrs, .param .u64 dst)
+{
+    .reg .pred %p<6>; .reg .b32 %r<8>; .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [addrs];
+    ld.param.u64 %rd2, [dst];
+    mov.u32 %r1, %tid.x;
+    mul.wide.u32 %rd3, %r1, 8;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u64 %rd5, [%rd4];
+    isspacep.global %p1, %rd5;
+    isspacep.shared %p2, %rd5;
+    isspacep.local %p3, %rd5;
+    isspacep.const %p4, %rd5;
+    isspacep.param %p5, %rd5;
+    selp.u32 %r2, 1, 0, %p1;
+    selp.u32 %r3, 2, 0, %p2;
+    selp.u32 %r4, 4, 0, %p3;
+    selp.u32 %r5, 8, 0, %p4;
+    selp.u32 %r6, 16, 0, %p5;
+    or.b32 %r2, %r2, %r3;
+    or.b32 %r2, %r2, %r4;
+    or.b32 %r2, %r2, %r5;
+    or.b32 %r2, %r2, %r6;
+    mul.wide.u32 %rd6, %r1, 4;
+    add.s64 %rd7, %rd2, %rd6;
+    st.global.u32 [%rd7], %r2;
+    ret;
+}
+"""
+
+
+@SETTINGS
+@given(addrs=st.lists(st.one_of(st.integers(0, 2**64 - 1), st.sampled_from(
+    [0, 0x7E00_0000_0000, 0x7E00_FFFF_FFFF, 0x7E01_0000_0000, 0x7DFF_FFFF_FFFF, 0x7F00_0000_0000,
+     0x7F00_FFFF_FFFF, 0x7F01_0000_0000, 2**64 - 1])), min_size=32, max_size=32))
+def test_isspacep_classifies_like_the_interpreter(addrs):
+    with native_calls() as calls:
+        ref, got = run_both(ISSPACE, "isp", (1,), (32,), [np.array(addrs, np.uint64), Out(32, np.uint32)])
+    assert_ran(calls, got, "isspacep.global", "isspacep.shared", "isspacep.local", "isspacep.param")

@@ -1,6 +1,6 @@
 """Native lowerings of atom and red on global, shared and generic
 addresses: integer add, min, max, and, or, xor, exch, cas and the u32
-inc/dec with their wrap rules, and f32/f64 add, exch and cas.
+inc/dec with their wrap rules, and f16/f32/f64 add, exch and cas.
 
 The one idea: an atomic is a store segment's last instruction
 (effect="write"). The first pass checks every thread's address and
@@ -14,10 +14,14 @@ so that code running blocks on several host threads stays atomic.
 
 Float add mirrors atomics.step_function exactly: f32 flushes subnormal
 inputs and the result to sign-preserving zero (PTX's atom.add.f32, which
-the interpreter applies whatever .noftz says), f64 does not; a NaN
-operand gives the current value's NaN quieted when it is one, else the
-operand's (what numpy's `cur + v` gives on this host), so LLVM's freedom
-to commute fadd cannot change a payload.
+the interpreter applies whatever .noftz says), f16 and f64 do not (f16
+adds in f32 and rounds once more, as numpy does, which for an add gives
+the correctly rounded f16 sum). Which NaN numpy returns when both
+operands are NaNs depends on its code path (a plain add, ufunc.at or
+accumulate, and the host's SIMD width), so an operand that is a NaN
+fails the first pass's check and the interpreter runs it; with a number
+as the operand only the current value can be a NaN, and the result is
+that NaN quieted on every path.
 
 What it deliberately does not do: float min/max, f16/bf16 and packed
 types, `.shared::cluster`, or forms the interpreter's translation or
@@ -31,7 +35,7 @@ from llvmlite import ir as L
 from gpudbg.ptx import ir
 from gpudbg.sim.memory import atomics
 from gpudbg.sim.native.addressing import ATOMIC, operand, pointer
-from gpudbg.sim.native.emit import F32, F64, I8, I64, NotNative, lower, storage_type
+from gpudbg.sim.native.emit import F16, F32, F64, I8, I64, NotNative, lower, storage_type
 from gpudbg.sim.ops.memory_ops import ATOMIC_OPS
 
 _RMW = {"add": "add", "and": "and", "or": "or", "xor": "xor", "exch": "xchg"}
@@ -59,7 +63,7 @@ def _form(em, inst):
     except TypeError as e:
         raise NotNative(str(e)) from None
     if at.kind == "f":
-        if t.name not in ("f32", "f64") or opname not in ("add", "exch", "cas"):
+        if t.name not in ("f16", "f32", "f64") or opname not in ("add", "exch", "cas"):
             raise NotNative(f"atomic {opname}.{t.name}")
     elif at.kind not in "us" or at.size not in (2, 4, 8):
         raise NotNative(f"atomic {opname}.{t.name}")
@@ -72,15 +76,22 @@ def _flush_f32(b, bits: L.Value) -> L.Value:
     return b.select(zero_exp, b.and_(bits, bits.type(0x80000000)), bits)
 
 
+_FLOAT = {16: (F16, 0x0200), 32: (F32, 0x00400000), 64: (F64, 0x0008000000000000)}
+
+
 def _float_add(b, cur: L.Value, v: L.Value, width: int) -> L.Value:
-    """step_function's float add on bit patterns (iW -> iW)."""
-    ft, quiet = (F32, 0x00400000) if width == 32 else (F64, 0x0008000000000000)
+    """step_function's float add on bit patterns (iW -> iW); `v` is no
+    NaN (checked in the first pass)."""
+    ft, quiet = _FLOAT[width]
     if width == 32:
         cur, v = _flush_f32(b, cur), _flush_f32(b, v)
     fc, fv = b.bitcast(cur, ft), b.bitcast(v, ft)
-    s = b.bitcast(b.fadd(fc, fv), cur.type)
-    r = b.select(b.fcmp_unordered("uno", fv, fv), b.or_(v, v.type(quiet)), s)
-    r = b.select(b.fcmp_unordered("uno", fc, fc), b.or_(cur, cur.type(quiet)), r)
+    if width == 16:          # numpy's half add: in float, rounded back to half
+        s = b.fptrunc(b.fadd(b.fpext(fc, F32), b.fpext(fv, F32)), F16)
+    else:
+        s = b.fadd(fc, fv)
+    s = b.bitcast(s, cur.type)
+    r = b.select(b.fcmp_unordered("uno", fc, fc), b.or_(cur, cur.type(quiet)), s)
     return _flush_f32(b, r) if width == 32 else r
 
 
@@ -173,7 +184,10 @@ def _atomic(em, inst):
     if opname == "cas":    # atom.cas d, [a], b, c: b the compare value, c the new one
         v, c = bits(em.read(ops[3], dtype)), bits(em.read(ops[2], dtype))
     else:
-        v, c = bits(em.read(ops[2], dtype)), None
+        raw = em.read(ops[2], dtype)
+        if opname == "add" and dtype.kind == "f":     # a NaN operand: the interpreter's (see above)
+            em.check(em.b.fcmp_ordered("ord", raw, raw))
+        v, c = bits(raw), None
     ptr = pointer(em, space, operand(em, ops[1], space), size, ATOMIC)
     # atomics.atomic_update indexes an allocation's words: its host bytes are aligned too
     em.check(em.b.icmp_unsigned("==", em.b.and_(ptr, I64(size - 1)), I64(0)))

@@ -1,4 +1,4 @@
-"""Native lowerings of ld, ldu and st in every state space the interpreter
+"""Native lowerings of ld, ldu, st and isspacep in every state space the interpreter
 serves (global, const, shared, local, generic, kernel and `.func`
 parameters), scalars and vectors of 2, 4 and 8 elements, sub-word types
 widened to their registers, predicates as bytes.
@@ -23,9 +23,11 @@ import numpy as np
 
 from gpudbg.ptx import ir
 from gpudbg.sim.native.addressing import READ, WRITE, operand, pointer
-from gpudbg.sim.native.emit import BOOL, I8, I64, NotNative, lower, storage_type
+from gpudbg.sim.memory.spaces import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
+from gpudbg.sim.native.emit import BOOL, I1, I8, I64, NotNative, lower, storage_type
 
 U8 = np.dtype(np.uint8)
+U64 = np.dtype(np.uint64)
 
 
 def _space(m) -> str:
@@ -116,3 +118,27 @@ def st(em, inst):
             v = em2.recorded(s, ety)
             em2.b.store(v, em2.b.gep(base, [I64(i)]) if i else base, align=align)
     em.defer(write)
+
+
+@lower("isspacep")
+def isspacep(em, inst):
+    """memory_ops.build_isspacep: the shared and local windows by range;
+    global and const are whatever lies outside both; param is never."""
+    m = em.mods(inst)
+    space = m.take("global", "shared", "local", "const", "param")
+    m.take("shared::cta")
+    m.finish()
+    d, a = inst.operands
+    b = em.b
+    v = em.read(a, U64)
+    in_window = {base: b.icmp_unsigned("<", b.sub(v, I64(base)), I64(WINDOW_SIZE))
+                 for base in (SHARED_WINDOW_BASE, LOCAL_WINDOW_BASE)}
+    if space == "shared":
+        r = in_window[SHARED_WINDOW_BASE]
+    elif space == "local":
+        r = in_window[LOCAL_WINDOW_BASE]
+    elif space in ("global", "const"):
+        r = b.not_(b.or_(in_window[SHARED_WINDOW_BASE], in_window[LOCAL_WINDOW_BASE]))
+    else:
+        r = I1(0)
+    em.write(d, r, BOOL)
