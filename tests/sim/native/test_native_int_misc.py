@@ -60,3 +60,31 @@ def test_dp4a_sums_signed_bytes():
     c = np.full(LANES, 10, dtype=np.uint64)
     d, = check("dp4a.s32.s32 {d}, {a}, {b}, {c};", [32, 32, 32], [32], [a, b, c])
     assert d[0] == 10 + 2 * (1 + 127 - 128 - 1) + 2**32 & 0xFFFFFFFF
+
+
+VABSDIFF = [
+    "vabsdiff4.u32.u32.u32 {d}, {a}, {b}, {c};",
+    "vabsdiff4.s32.s32.s32 {d}, {a}, {b}, {c};",
+    "vabsdiff4.u32.u32.s32.sat {d}, {a}, {b}, {c};",
+    "vabsdiff4.s32.s32.s32.sat {d}, {a}, {b}, {c};",
+    "vabsdiff4.u32.u32.u32.add {d}, {a}, {b}, {c};",
+    "vabsdiff4.s32.s32.u32.add {d}, {a}, {b}, {c};",
+    "vabsdiff4.s32.s32.s32.sat.add {d}, {a}, {b}, {c};",
+    "vabsdiff4.u32.u32.u32.sat.add {d}, {a}, {b}, {c};",
+]
+
+
+@pytest.mark.parametrize("body", VABSDIFF)
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_vabsdiff4(body, data):
+    check(body, [32, 32, 32], [32], edge_grid([32, 32, 32]))
+    check(body, [32, 32, 32], [32], [data.draw(lanes(32)) for _ in range(3)])
+
+
+def test_vabsdiff4_sums_byte_differences():
+    a = np.full(LANES, 0x01020304, dtype=np.uint64)
+    b = np.full(LANES, 0x04030201, dtype=np.uint64)
+    c = np.full(LANES, 10, dtype=np.uint64)
+    d, = check("vabsdiff4.u32.u32.u32.add {d}, {a}, {b}, {c};", [32, 32, 32], [32], [a, b, c])
+    assert d[0] == 18

@@ -1,14 +1,15 @@
 """Native lowerings of the remaining integer forms real kernels use: dp4a and
-dp2a (int8/int16 dot products), bmsk and szext (mask and sign/zero
-extension of a bit count), and isspacep (which window a generic address
-falls in).
+dp2a (int8/int16 dot products), vabsdiff4 (byte-wise absolute differences,
+merged or summed), bmsk and szext (mask and sign/zero extension of a bit
+count), and isspacep (which window a generic address falls in).
 
-Transcriptions of sim/arith/integer.py (dp4a, dp2a, szext), arith/bits.py
-(bmsk) and ops/memory_ops.build_isspacep. The dot products sum in 32-bit
-wrapping arithmetic: the interpreter sums exactly in int64 and keeps the
-low 32 bits, and the low bits of a sum of products do not depend on the
-high ones, so the two agree bit for bit. fns and the SIMD video
-instructions (vabsdiff4) stay interpreted.
+Transcriptions of sim/arith/integer.py (dp4a, dp2a, szext), arith/video.py
+(vabsdiff4), arith/bits.py (bmsk) and ops/memory_ops.build_isspacep. The
+dot products sum in 32-bit wrapping arithmetic: the interpreter sums
+exactly in int64 and keeps the low 32 bits, and the low bits of a sum of
+products do not depend on the high ones, so the two agree bit for bit
+(the saturating vabsdiff4 sum works in 64 bits, as the clamp needs). fns
+stays interpreted.
 """
 from __future__ import annotations
 
@@ -132,3 +133,44 @@ def isspacep(em, inst):
     else:
         r = L.Constant(L.IntType(1), 0)          # the interpreter: never a kernel parameter
     em.write(d, r, BOOL)
+
+
+@lower("vabsdiff4", types="iu")
+def vabsdiff4(em, inst):
+    """video.vop("absdiff", 8): lane |a_i - b_i| (.sat: clamped to the
+    destination lane range, signed when either source is), merged into c
+    lane by lane, or with .add summed onto c (.sat: clamped to 32 bits)."""
+    m = em.mods(inst)
+    sat = m.flag("sat")
+    secondary = m.take("add", "min", "max")
+    ts = m.types()
+    m.finish()
+    if len(ts) != 3 or len(inst.operands) < 4 or secondary in ("min", "max"):
+        raise NotNative(f"{inst.full_opcode}")      # .min/.max raise in the interpreter
+    a_s, b_s = ts[1].kind == "s", ts[2].kind == "s"
+    signed = a_s or b_s
+    d, a, bo, c = inst.operands[:4]
+    b = em.b
+    x, y, z = em.read(a, U32), em.read(bo, U32), em.read(c, U32)
+    lo, hi = (-128, 127) if signed else (0, 255)
+    lanes = []
+    for i in range(4):
+        r = b.sub(b.sext(_lane(b, x, i, I8, a_s), I64), b.sext(_lane(b, y, i, I8, b_s), I64))
+        r = b.select(b.icmp_signed("<", r, I64(0)), b.sub(I64(0), r), r)
+        if sat:
+            r = M.smin(b, M.smax(b, r, I64(lo)), I64(hi))
+        lanes.append(r)
+    if secondary == "add":
+        acc = M.extend(b, z, 64, signed)
+        for r in lanes:
+            acc = b.add(acc, r)
+        if sat:
+            acc = M.smin(b, M.smax(b, acc, I64(-2**31 if signed else 0)), I64(2**31 - 1 if signed else 2**32 - 1))
+        out = b.trunc(acc, I32)
+    else:
+        out = b.zext(z, I64)
+        for i, r in enumerate(lanes):
+            keep = I64(~(0xFF << (8 * i)) & 0xFFFFFFFF)
+            out = b.or_(b.and_(out, keep), b.shl(b.and_(r, I64(0xFF)), I64(8 * i)))
+        out = b.trunc(out, I32)
+    em.write(d, out, np.dtype(np.int32 if signed else np.uint32))

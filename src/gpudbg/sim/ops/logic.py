@@ -11,6 +11,7 @@ import numpy as np
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.arith import bits as B
 from gpudbg.sim.arith import integer as I
+from gpudbg.sim.arith import video as V
 from gpudbg.sim.ops.arithmetic import _binary, _ternary, _unary
 from gpudbg.sim.ops.base import Built, Mods, UnsupportedInstruction, op
 
@@ -160,7 +161,7 @@ def build_vabsdiff4(inst, tc) -> Built:
     a_signed, b_signed = ts[1].is_signed, ts[2].is_signed
     if len(inst.operands) < 4:
         raise UnsupportedInstruction("vabsdiff4 needs a c operand")
-    return _ternary(tc, inst, U32, lambda a, b, c: B.vabsdiff4(a, b, c, secondary, a_signed, b_signed, sat))
+    return _ternary(tc, inst, U32, lambda a, b, c: V.vabsdiff4(a, b, c, secondary, a_signed, b_signed, sat))
 
 
 @op("dp4a", "dp2a")
