@@ -29,12 +29,15 @@ HALF = ([f"cvt{r}{f}.f16.{s}" for s in ("f32", "f64") for r, f in
          ((".rn", ""), (".rz", ".relu"), (".rm", ""), (".rp", ".sat"), (".rni", ""))]
         + ["cvt.f32.f16", "cvt.f64.f16", "cvt.rmi.f32.f16", "cvt.rn.sat.f16.f16", "cvt.rzi.s32.f16",
            "cvt.rni.u16.f16", "cvt.rzi.s64.f16", "cvt.rn.f16.s32", "cvt.rz.f16.u32",
-           "cvt.rm.f16.s64", "cvt.rp.f16.u16"])
+           "cvt.rm.f16.s64", "cvt.rp.f16.u16"]
+        + ["cvt.rn.bf16.f32", "cvt.rz.relu.bf16.f32", "cvt.rm.bf16.f64", "cvt.rp.sat.bf16.f32",
+           "cvt.f32.bf16", "cvt.f64.bf16", "cvt.rzi.s32.bf16", "cvt.rn.bf16.s64", "cvt.rz.bf16.u64",
+           "cvt.rp.bf16.s32"])
 
 
 def _types(form):
     d, s = form.split(".")[-2:]
-    return d, s
+    return ("u16" if d == "bf16" else d), ("u16" if s == "bf16" else s)
 
 
 @pytest.mark.parametrize("form", FLOAT_FORMS + TO_INT + FROM_INT + HALF)
@@ -66,14 +69,14 @@ def test_f16_rounding_boundaries():
         check_form(f"cvt.{r}.f16.f32 {{d}}, {{a}};", ["f32"], ["f16"], [xs])
 
 
-def test_bf16_cvt_stays_interpreted():
+def test_tf32_cvt_stays_interpreted():
     from gpudbg.ptx import parse
     from gpudbg.sim.gpu import SimGPU
     from gpudbg.sim.loader import load_module
     from gpudbg.sim.native.emit import probe
     from gpudbg.sim.native.segments import SegmentPlan
     from float_forms import form_kernel
-    program = load_module(SimGPU(), parse(form_kernel("cvt.rn.bf16.f32 {d}, {a};", ["f32"], ["u16"]),
+    program = load_module(SimGPU(), parse(form_kernel("cvt.rna.tf32.f32 {d}, {a};", ["f32"], ["u32"]),
                                           "k.ptx")).program
     (c,) = [c for c in program.code if c.inst.opcode == "cvt"]
     assert probe(program, c, SegmentPlan.empty()) is None

@@ -1,4 +1,4 @@
-"""f16 and f16x2 arithmetic (lower_half.py) under both engines: add, sub,
+"""f16/bf16 and f16x2/bf16x2 arithmetic (lower_half.py) under both engines: add, sub,
 mul, fma in every rounding with .ftz/.sat, min/max (.NaN, .ftz), abs/neg,
 on hypothesis-chosen halves (signed zeros, subnormals, infinities, NaNs
 with payloads); packed registers carry two independent halves."""
@@ -15,22 +15,22 @@ SETTINGS = settings(max_examples=4, deadline=None, derandomize=True,
 HALVES = st.lists(floats16(), min_size=N, max_size=N)
 PACKED = st.lists(st.tuples(floats16(), floats16()).map(lambda p: p[0] | p[1] << 16),
                   min_size=N, max_size=N)
-BINARY = ["add", "sub.rz", "mul.rm", "add.rp.ftz", "mul.sat", "sub.rn.ftz.sat", "mul.rp",
-          "min", "max.NaN", "min.ftz"]
-TERNARY = ["fma.rn", "fma.rz.ftz", "fma.rm.sat", "fma.rp", "mad.rn"]
+BINARY = ["add", "sub.rz", "mul.rm", "add.rp.ftz", "mul.sat", "sub.rn.ftz.sat", "min", "max.NaN",
+          "min.ftz"]
+TERNARY = ["fma.rn", "fma.rz.ftz", "fma.rm.sat", "fma.rp"]
 UNARY = ["abs", "neg", "abs.ftz", "neg.ftz"]
 
 
 def _cols(t, draw, n):
-    return [draw(HALVES if t == "f16" else PACKED) for _ in range(n)]
+    return [draw(PACKED if t.endswith("x2") else HALVES) for _ in range(n)]
 
 
-@pytest.mark.parametrize("t", ["f16", "f16x2"])
+@pytest.mark.parametrize("t", ["f16", "f16x2", "bf16", "bf16x2"])
 @pytest.mark.parametrize("op", BINARY + TERNARY + UNARY)
 @SETTINGS
 @given(data=st.data())
 def test_half_forms_match_the_interpreter(op, t, data):
-    reg = "f16" if t == "f16" else "b32"
+    reg = {"f16": "f16", "bf16": "u16"}.get(t, "b32")
     n = 3 if op in TERNARY else 1 if op in UNARY else 2
     operands = ", ".join("{" + "abc"[k] + "}" for k in range(n))
     check_form(f"{op}.{t} {{d}}, {operands};", [reg] * n, [reg], _cols(t, data.draw, n))

@@ -11,7 +11,7 @@ integers; an exact integer comparison for 64-bit integers); the integral
 roundings are llvm.roundeven/trunc/floor/ceil on the f64 value, as numpy's
 rint/trunc/floor/ceil are.
 
-f16 travels as bits (sim/native/fp16.py). What stays interpreted: bf16, tf32 and fp8 types, the packed
+f16 and bf16 travel as bits (sim/native/fp16.py). What stays interpreted: tf32 and fp8 types, the packed
 two-source forms, .satfinite, and forms the interpreter rejects at run
 time (a float rounding on float -> int, an integral one on int -> float).
 """
@@ -20,11 +20,11 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir as L
 
-from gpudbg.sim.native.emit import F64, I32, NotNative, lower, storage_type
+from gpudbg.sim.native.emit import F64, I32, I64, NotNative, lower, storage_type
 from gpudbg.sim.native import fp16
 from gpudbg.sim.native.fpbits import FP
 
-_FLOATS = ("f16", "f32", "f64")
+_FLOATS = ("f16", "bf16", "f32", "f64")
 _DIRECTED = ("rn", "rz", "rm", "rp")
 _INTEGRAL = {"rni": "llvm.roundeven", "rzi": "llvm.trunc", "rmi": "llvm.floor", "rpi": "llvm.ceil"}
 _F64 = np.dtype(np.float64)
@@ -65,8 +65,8 @@ def cvt(em, inst):
 
 def _source_f64(em, x, st, ftz):
     """convert._float_to_f64: .ftz flushes an f32 source, then exact in f64."""
-    if st.name == "f16":
-        return fp16.widen(em.b, fp16.bits_of(em.b, x))
+    if st.name in fp16.FORMATS:
+        return fp16.widen(em.b, fp16.bits_of(em.b, x), fp16.FORMATS[st.name])
     fp = FP(em, st.dtype)
     if ftz and st.name == "f32":
         x = fp.flush(x)
@@ -97,8 +97,8 @@ def _float_to_float(em, x, dt, st, rnd, ftz, sat, relu):
     if rnd in _INTEGRAL:
         v = _integral(em, v, rnd)
         mode = "rn"
-    if dt.name == "f16":
-        return _to_f16(em, v, mode, sat, relu)
+    if dt.name in fp16.FORMATS:
+        return _to_half(em, v, mode, sat, relu, dt.name)
     fp = FP(em, dt.dtype)
     if fp.ft is F64:
         return _post(em, fp, v, ftz, sat, relu)     # every source is exact in f64
@@ -110,20 +110,22 @@ def _float_to_float(em, x, dt, st, rnd, ftz, sat, relu):
     return _post(em, fp, r, ftz, sat, relu)
 
 
-def _to_f16(em, v, mode, sat, relu):
-    """round_f64(v, F16, mode) then _float_post on the rounded value
-    (.ftz applies to f32 destinations only) and the f16 encoding."""
+def _to_half(em, v, mode, sat, relu, name):
+    """round_f64(v, F16/BF16, mode) then _float_post on the rounded value
+    (.ftz applies to f32 destinations only) and the encoding (f16 as a
+    half value, bf16 as its bits, as the registers hold them)."""
     b = em.b
-    u = fp16.round_to(b, v, mode)
+    fmt = fp16.FORMATS[name]
+    u = fp16.round_to(b, v, mode, fmt)
     if sat or relu:
-        w = fp16.widen(b, u)
+        w = fp16.widen(b, u, fmt)
         f64 = FP(em, _F64)
         if relu:
             w = b.select(b.fcmp_ordered("<", w, f64.const(0.0)), f64.const(0.0), w)
         if sat:
             w = f64.saturate(w)
-        u = fp16.round_to(b, w, "rn")          # exact: w is an f16 value, 0 or 1
-    return fp16.as_half(b, u)
+        u = fp16.round_to(b, w, "rn", fmt)     # exact: w is a value of the format, 0 or 1
+    return fp16.as_half(b, u) if name == "f16" else u
 
 
 def _float_to_int(em, x, dt, st, rnd, ftz):
@@ -150,8 +152,15 @@ def _float_to_int(em, x, dt, st, rnd, ftz):
 def _int_to_float(em, x, dt, st, mode, sat, relu):
     b = em.b
     signed = st.kind == "s"
-    if dt.name == "f16":     # a 64-bit source off by rounding to f64 is >= 2^53: it overflows f16 alike
-        return _to_f16(em, b.sitofp(x, F64) if signed else b.uitofp(x, F64), mode, sat, relu)
+    if dt.name in fp16.FORMATS:
+        v = b.sitofp(x, F64) if signed else b.uitofp(x, F64)
+        if st.bits > 32:     # round to odd: exact enough for one more rounding to 8 or 11 bits
+            f64 = FP(em, _F64)
+            es = _int64_error_sign(em, f64, x, v, signed)
+            even = b.icmp_unsigned("==", b.and_(f64.bits(v), I64(1)), I64(0))
+            odd = b.select(b.icmp_signed(">", es, I32(0)), f64.next_after(v, True), f64.next_after(v, False))
+            v = b.select(b.and_(even, b.icmp_signed("!=", es, I32(0))), odd, v)
+        return _to_half(em, v, mode, sat, relu, dt.name)
     fp = FP(em, dt.dtype)
     if st.bits <= 32:
         v = b.sitofp(x, F64) if signed else b.uitofp(x, F64)       # exact
