@@ -476,6 +476,10 @@ def function_by_symbol(context: Any, symbol: Any) -> Function:
 
 
 def _dims(name: str, dims: Sequence[int]) -> tuple[int, int, int]:
+    if dims.__class__ is tuple and len(dims) == 3:
+        x, y, z = dims
+        if x.__class__ is int and y.__class__ is int and z.__class__ is int:
+            return dims     # what the runtime layers pass: already three plain ints
     out = []
     for d in dims:
         if isinstance(d, bool) or not isinstance(d, int):

@@ -83,6 +83,8 @@ class IntKind(Kind):
     optional: bool = False                           # None accepted (and kept)
 
     def check(self, value: Any) -> Any:
+        if value.__class__ is int and self.lo <= value <= self.hi:
+            return value       # a plain int in range: what nearly every call passes
         if value is None and self.optional:
             return None
         if not _is_int(value):
@@ -316,6 +318,8 @@ class Dim3Kind(Kind):
     need: str = "an int or a sequence of 1 to 3 ints"
 
     def check(self, value: Any) -> tuple[int, int, int]:
+        if value.__class__ is int and 0 <= value < 1 << 32:
+            return (value, 1, 1)    # a plain int in range: the common launch
         if _is_int(value):
             dims = [value]
         elif isinstance(value, (str, bytes, bytearray)) or not isinstance(value, (Sequence, np.ndarray)) \
