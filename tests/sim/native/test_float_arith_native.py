@@ -104,7 +104,8 @@ def test_every_pair_of_edge_values(form):
 
 
 @pytest.mark.parametrize("form", ["fma.rz.f64 {d}, {a}, {b}, {c};", "div.rz.f64 {d}, {a}, {b};",
-                                  "ex2.approx.f32 {d}, {a};", "add.rn.f16 {d}, {a}, {b};"])
+                                  "sqrt.rm.f64 {d}, {a};", "rcp.rz.f64 {d}, {a};",
+                                  "min.xorsign.abs.f16 {d}, {a}, {b};"])
 def test_forms_without_an_exact_lowering_stay_interpreted(form):
     from gpudbg.ptx import parse
     from gpudbg.sim.native.emit import probe
