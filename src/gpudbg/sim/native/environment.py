@@ -28,6 +28,15 @@ def _u32(a) -> np.ndarray:
     return np.ascontiguousarray(np.asarray(a), dtype=np.uint32)
 
 
+def _per_block_ctaid(X, axis: int) -> np.ndarray:
+    """blockIdx[axis] of each resident block: native code indexes it by
+    block_of[slot], so no per-slot copy is made for each wave."""
+    axes = X.layout.ctaid
+    if hasattr(axes, "per_block"):
+        return _u32(axes.per_block(axis))
+    return _u32(axes[axis][::X.layout.slots_per_block])
+
+
 # name -> (kind, getter(X) -> value or array); arrays are kept alive and passed by address
 ENTRIES: list[tuple[str, str, object]] = [
     ("scratch", "special", None),
@@ -52,9 +61,9 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("tid.x", "array", lambda X: _u32(X.layout.tid[0])),
     ("tid.y", "array", lambda X: _u32(X.layout.tid[1])),
     ("tid.z", "array", lambda X: _u32(X.layout.tid[2])),
-    ("ctaid.x", "array", lambda X: _u32(X.layout.ctaid[0])),
-    ("ctaid.y", "array", lambda X: _u32(X.layout.ctaid[1])),
-    ("ctaid.z", "array", lambda X: _u32(X.layout.ctaid[2])),
+    ("ctaid.x", "array", lambda X: _per_block_ctaid(X, 0)),     # per resident block (special.py)
+    ("ctaid.y", "array", lambda X: _per_block_ctaid(X, 1)),
+    ("ctaid.z", "array", lambda X: _per_block_ctaid(X, 2)),
     ("laneid", "array", lambda X: _u32(X.layout.lane)),
     ("warpid", "array", lambda X: _u32(X.layout.warp)),
     ("smid", "array", lambda X: _u32(X.layout.sm)),

@@ -7,7 +7,7 @@ interpreted.
 from __future__ import annotations
 
 from gpudbg.ptx import ir
-from gpudbg.sim.native.emit import I32, NotNative
+from gpudbg.sim.native.emit import I32, I64, NotNative
 from gpudbg.sim.native.environment import ENTRIES, ENV
 
 _SPECIALS = ("tid.x", "tid.y", "tid.z", "ctaid.x", "ctaid.y", "ctaid.z", "laneid", "warpid", "smid",
@@ -24,4 +24,8 @@ def read_special(em, sreg: ir.SpecialRegister):
     if kind == "value":
         return em.b.trunc(em.env(ENV[key]), I32)
     base = em.env_pointer(ENV[key], I32)
-    return em.load_invariant(em.b.gep(base, [em.t], inbounds=True))
+    at = em.t
+    if key.startswith("ctaid."):            # per resident block: index by the slot's block
+        blocks = em.env_pointer(ENV["block_of"], I64)
+        at = em.load_invariant(em.b.gep(blocks, [em.t], inbounds=True))
+    return em.load_invariant(em.b.gep(base, [at], inbounds=True))
