@@ -407,6 +407,11 @@ class SegmentEmitter:
         self.plan.nslots += 1
         return s
 
+    def guard_value(self, inst: ir.Instruction) -> L.Value:
+        """The instruction's guard (@p / @!p) as i1."""
+        p = self.read(inst.guard, BOOL)
+        return self.b.not_(p) if inst.guard_negated else p
+
     def _emit_guarded(self, c) -> None:
         inst = c.inst
         low = lowering_of(inst)
@@ -414,9 +419,7 @@ class SegmentEmitter:
             low.fn(self, inst)
             return
         b = self.b
-        p = self.read(inst.guard, BOOL)
-        if inst.guard_negated:
-            p = b.not_(p)
+        p = self.guard_value(inst)
         if low.effect == "write":
             # the second pass writes only for threads whose guard held
             self._active_slot = self.new_slot()

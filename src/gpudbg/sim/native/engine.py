@@ -52,6 +52,18 @@ def chosen() -> str:
     return raw
 
 
+def wave_environment(X) -> WaveEnvironment:
+    """The wave's environment table, made on its first native call and
+    refreshed when device memory changed since."""
+    env = X.native_env
+    if env is None:
+        env = X.native_env = WaveEnvironment(X, X.program.native_symbols,
+                                             getattr(X.program, "native_env_used", None))
+    else:
+        env.refresh_globals()
+    return env
+
+
 class NativeSegment:
     """One compiled segment: call it for a selection of threads."""
 
@@ -74,12 +86,7 @@ class NativeSegment:
     def run(self, X, idx) -> bool:
         """Run the segment for `idx` (None: the wave); False when a check
         failed and the interpreter must run these instructions instead."""
-        env = X.native_env
-        if env is None:
-            env = X.native_env = WaveEnvironment(X, X.program.native_symbols,
-                                                      getattr(X.program, "native_env_used", None))
-        else:
-            env.refresh_globals()
+        env = wave_environment(X)
         if idx is None:
             n = X.n
             iptr = None
@@ -112,12 +119,7 @@ class NativeRegion(NativeSegment):
         """Run from `pc`; on success the threads' exit pcs are set and the
         work counted; False: nothing happened that the interpreter's run
         of the step would not redo."""
-        env = X.native_env
-        if env is None:
-            env = X.native_env = WaveEnvironment(X, X.program.native_symbols,
-                                                      getattr(X.program, "native_env_used", None))
-        else:
-            env.refresh_globals()
+        env = wave_environment(X)
         n = X.n if idx is None else len(idx)
         cap = max(64, self.CALL_WORK // max(1, n))
         if X.native_threads > 1 and n >= parallel.PARALLEL_MIN:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from llvmlite import ir as L
 
-from gpudbg.sim.native.emit import I8, I64, BOOL, SegmentEmitter, lowering_of, storage_type
+from gpudbg.sim.native.emit import I8, I64, SegmentEmitter, lowering_of, storage_type
 from gpudbg.sim.native.environment import ENV
 from gpudbg.sim.native.regions import _plain_branch
 
@@ -55,10 +55,7 @@ class RegionEmitter(SegmentEmitter):
         if inst.guard is None:
             low.fn(self, inst)
             return
-        p = self.read(inst.guard, BOOL)
-        if inst.guard_negated:
-            p = self.b.not_(p)
-        with self.b.if_then(p):        # mem2reg merges the register slots
+        with self.b.if_then(self.guard_value(inst)):        # mem2reg merges the register slots
             low.fn(self, inst)
 
     def build_region(self) -> None:
@@ -130,9 +127,7 @@ class RegionEmitter(SegmentEmitter):
                     if c.inst.guard is None:
                         goto(target)
                     else:
-                        p = self.read(c.inst.guard, BOOL)
-                        if c.inst.guard_negated:
-                            p = b.not_(p)
+                        p = self.guard_value(c.inst)
                         taken = self.fn.append_basic_block(f"taken{q}")
                         fall = self.fn.append_basic_block(f"fall{q}")
                         b.cbranch(p, taken, fall)
