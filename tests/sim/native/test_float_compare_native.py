@@ -72,3 +72,18 @@ def test_set_destinations(form, src, dst, a32, b32, a64, b64, ai, bi, al, bl, ah
     cols = {"f32": [a32, b32], "f64": [a64, b64], "s32": [ai, bi], "s64": [al, bl],
             "u16": [ah, bh]}[src]
     check_form(f"{form} {{d}}, {{a}}, {{b}};", [src, src], [dst], cols)
+
+
+@pytest.mark.parametrize("form,regs,outs", [
+    ("setp.lt.f16 {d}, {a}, {b};", ["f16", "f16"], ["pred"]),
+    ("setp.neu.ftz.f16 {d}, {a}, {b};", ["f16", "f16"], ["pred"]),
+    ("setp.geu.and.f16 {d}|{e}, {a}, {b}, {c};", ["f16", "f16", "pred"], ["pred", "pred"]),
+    ("setp.nan.bf16 {d}, {a}, {b};", ["u16", "u16"], ["pred"]),
+    ("setp.le.bf16 {d}, {a}, {b};", ["u16", "u16"], ["pred"]),
+    ("set.gt.u32.f16 {d}, {a}, {b};", ["f16", "f16"], ["u32"]),
+    ("set.ltu.f16.f16 {d}, {a}, {b};", ["f16", "f16"], ["f16"]),
+    ("set.eq.bf16.bf16 {d}, {a}, {b};", ["u16", "u16"], ["u16"])])
+@SETTINGS
+@given(a=column("f16"), b=column("f16"), p=column("pred"))
+def test_half_comparisons(form, regs, outs, a, b, p):
+    check_form(form, regs, outs, [a, b, p][:len(regs)])

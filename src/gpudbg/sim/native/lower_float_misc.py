@@ -12,14 +12,16 @@ move bits so NaN payloads survive as in the interpreter.
 `set` and `setp` also take their integer forms when the destination is a
 float (set.lt.f32.s32): the lowering is found by any float type in the
 instruction (emit.lowering_of). f16/f16x2 min/max/abs/neg go to
-lower_half.py; other half-precision forms stay interpreted.
+lower_half.py; setp/set compare f16/bf16 exactly in f64; the packed x2
+comparisons stay interpreted.
 """
 from __future__ import annotations
 
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.native import lower_half as half
-from gpudbg.sim.native.emit import BOOL, NotNative, lower, storage_type
+from gpudbg.sim.native import fp16
+from gpudbg.sim.native.emit import BOOL, I16, I64, NotNative, lower, storage_type
 from gpudbg.sim.native.fpbits import FP
 
 _FLOATS = ("f32", "f64")
@@ -137,6 +139,18 @@ _BOOL_OPS = ("and", "or", "xor")
 def _compare(em, t, cmp: str, x, y, ftz: bool):
     """arith.compare.compare(x, y, cmp, t) as i1 (x, y read as t)."""
     b = em.b
+    if t.name in fp16.FORMATS:           # compared exactly as f64 (bf16: no .ftz in the interpreter)
+        if ftz and t.name == "bf16":
+            raise NotNative("setp.ftz.bf16")
+        fmt = fp16.FORMATS[t.name]
+        x, y = (fp16.widen(b, fp16.bits_of(b, v), fmt) for v in (x, y))
+        t = PTX_TYPES["f64"]
+        if ftz:
+            f64 = FP(em, t.dtype)
+            tiny = f64.const(fmt.min_normal)
+            x, y = (b.select(b.fcmp_ordered("<", f64.fabs(v), tiny),
+                             f64.from_bits(b.and_(f64.bits(v), I64(1 << 63))), v) for v in (x, y))
+            ftz = False
     if t.kind == "f":
         fp = FP(em, t.dtype)
         if ftz:
@@ -163,7 +177,7 @@ def _compare(em, t, cmp: str, x, y, ftz: bool):
 
 def _comparison(em, inst, m, t, ftz):
     """(raw comparison, combine) as sim/ops/compare._comparison builds them."""
-    if t.name not in _FLOATS and t.kind not in "usb":
+    if t.name not in _FLOATS + tuple(fp16.FORMATS) and t.kind not in "usb":
         raise NotNative(f"{inst.full_opcode}: {t.name} operands stay interpreted")
     cmp = m.take(*_CMP)
     bool_op = m.take(*_BOOL_OPS)
@@ -205,13 +219,17 @@ def set_(em, inst):
     m.left.remove(dt.name)
     if st.name in m.left:
         m.left.remove(st.name)
-    if dt.name not in _FLOATS and dt.kind not in "usb":
+    if dt.name not in _FLOATS + tuple(fp16.FORMATS) and dt.kind not in "usb":
         raise NotNative(f"set with a {dt.name} destination stays interpreted")
     r, comb = _comparison(em, inst, m, st, ftz)
     if comb is not None:
         r = comb(r)
     # true: 1.0 for a float destination, all ones for an integer one
-    if dt.kind == "f":
+    if dt.name == "f16":
+        one, zero = fp16.as_half(em.b, I16(0x3C00)), fp16.as_half(em.b, I16(0))
+    elif dt.name == "bf16":                   # raw bits: 1.0 is 0x3F80
+        one, zero = I16(0x3F80), I16(0)
+    elif dt.kind == "f":
         fp = FP(em, dt.dtype)
         one, zero = fp.const(1.0), fp.const(0.0)
     else:
