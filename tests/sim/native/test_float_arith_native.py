@@ -19,13 +19,15 @@ BINARY = ["add.f32", "sub.f32", "mul.f32", "add.rz.f32", "sub.rm.f32", "add.rp.s
           "div.rn.f32", "div.full.f32", "div.approx.f32", "div.approx.ftz.f32", "div.rz.f32",
           "div.rm.ftz.f32", "div.rp.f32",
           "add.f64", "sub.f64", "mul.f64", "add.rz.f64", "sub.rm.f64", "add.rp.sat.f64",
-          "mul.rz.f64", "mul.rm.f64", "mul.rp.f64", "div.rn.f64"]
+          "mul.rz.f64", "mul.rm.f64", "mul.rp.f64", "div.rn.f64", "div.rz.f64", "div.rm.f64",
+          "div.rp.f64"]
 TERNARY = ["fma.rn.f32", "mad.rn.f32", "fma.rn.ftz.f32", "fma.rn.sat.f32", "fma.rz.f32",
            "fma.rm.ftz.f32", "fma.rp.sat.f32", "fma.rn.f64", "fma.rn.sat.f64"]
 UNARY = ["sqrt.rn.f32", "sqrt.approx.f32", "sqrt.rn.ftz.f32", "sqrt.rz.f32", "sqrt.rm.f32",
          "sqrt.rp.ftz.f32", "rcp.rn.f32", "rcp.approx.f32", "rcp.approx.ftz.f32", "rcp.rz.f32",
          "rcp.rm.f32", "rcp.rp.ftz.f32", "rsqrt.approx.f32", "rsqrt.approx.ftz.f32",
-         "sqrt.rn.f64", "rcp.rn.f64", "rcp.approx.ftz.f64", "rsqrt.approx.f64"]
+         "sqrt.rn.f64", "rcp.rn.f64", "rcp.approx.ftz.f64", "rsqrt.approx.f64", "sqrt.rz.f64",
+         "sqrt.rp.f64", "rcp.rm.f64", "rcp.rz.f64"]
 
 
 def _t(form: str) -> str:
@@ -92,7 +94,7 @@ def test_fma_with_nan_payloads_everywhere():
 
 
 @pytest.mark.parametrize("form", ["add.rz.f32", "mul.rm.f32", "div.rp.f32", "add.rm.f64",
-                                  "mul.rp.f64", "fma.rz.f32"])
+                                  "mul.rp.f64", "fma.rz.f32", "div.rm.f64", "div.rz.f64"])
 def test_every_pair_of_edge_values(form):
     t = _t(form)
     edges = EDGE32 if t == "f32" else EDGE64
@@ -103,9 +105,8 @@ def test_every_pair_of_edge_values(form):
         check_form(f"{form} {{d}}, {{a}}, {{b}};", [t, t], [t], [xs, ys])
 
 
-@pytest.mark.parametrize("form", ["fma.rz.f64 {d}, {a}, {b}, {c};", "div.rz.f64 {d}, {a}, {b};",
-                                  "sqrt.rm.f64 {d}, {a};", "rcp.rz.f64 {d}, {a};",
-                                  "min.xorsign.abs.f16 {d}, {a}, {b};"])
+@pytest.mark.parametrize("form", ["fma.rz.f64 {d}, {a}, {b}, {c};", "mad.rp.f64 {d}, {a}, {b}, {c};",
+                                  "min.xorsign.abs.f16 {d}, {a}, {b};", "max.relu.f16 {d}, {a}, {b};"])
 def test_forms_without_an_exact_lowering_stay_interpreted(form):
     from gpudbg.ptx import parse
     from gpudbg.sim.native.emit import probe

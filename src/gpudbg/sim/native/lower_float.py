@@ -13,8 +13,8 @@ exactly: the same sign); .ftz/.sat/NaN are fpbits.FP.finish. Every NaN
 result is the canonical one, as in the interpreter.
 
 f16/f16x2 forms go to lower_half.py. What stays interpreted: bf16 forms,
-fma/div/sqrt/rcp with a directed rounding on f64 (the interpreter's
-multi-term oracle is not mirrored), and the transcendental approximations
+fma with a directed rounding on f64 (the interpreter's multi-term
+oracle is not mirrored), and the transcendental approximations
 ex2/lg2/sin/cos/tanh (numpy's libm-backed f64 functions cannot be
 reproduced bit for bit).
 """
@@ -180,14 +180,46 @@ def _div_error_sign(em, fp: FP, a, b, r) -> L.Value:
     return bld.select(special, I32(0), es)
 
 
+def _div_error_sign_f64(em, fp: FP, a, b, r) -> L.Value:
+    """floating._div_exact (f64): on frexp-scaled operands, the sign of
+    ma*sign(mb) - rr*|mb| (rr: r scaled back), which one fma computes with
+    the exact sign at that scale; -sign(r) on overflow, 0 when special."""
+    bld = em.b
+    one, zero = fp.const(1.0), fp.const(0.0)
+    fa, fb = fp.is_finite(a), fp.is_finite(b)
+    ma, ea = _frexp(em, bld.select(fa, a, one))
+    mb, eb = _frexp(em, bld.select(fb, b, one))
+    rr = _ldexp(em, bld.select(fp.is_finite(r), r, zero), bld.neg(bld.sub(ea, eb)))
+    num = bld.select(fp.signbit(mb), fp.neg(ma), ma)
+    es = fp.sign(_fma(fp, fp.neg(rr), fp.fabs(mb), num))
+    special = bld.not_(all_of(bld, fa, fb, bld.not_(fp.is_zero(b))))
+    es = bld.select(bld.and_(fp.is_inf(r), bld.not_(special)), bld.sub(I32(0), fp.sign(r)), es)
+    return bld.select(special, I32(0), es)
+
+
+def _sqrt_error_sign_f64(em, fp: FP, a, r) -> L.Value:
+    """floating.sqrt (f64, directed): sign(mant - rr*rr) with a = mant*2^e,
+    e made even, rr = r*2^(-e/2); zero unless a is finite and > 0."""
+    bld = em.b
+    one = fp.const(1.0)
+    ok = bld.and_(fp.is_finite(a), bld.fcmp_ordered(">", a, fp.const(0.0)))
+    mant, e = _frexp(em, bld.select(ok, a, one))
+    odd = bld.icmp_unsigned("!=", bld.and_(e, I32(1)), I32(0))
+    mant = bld.select(odd, bld.fmul(mant, fp.const(0.5)), mant)
+    e = bld.select(odd, bld.add(e, I32(1)), e)
+    rr = _ldexp(em, bld.select(ok, r, one), bld.neg(bld.ashr(e, I32(1))))
+    es = fp.sign(_fma(fp, fp.neg(rr), rr, mant))
+    return bld.select(ok, es, I32(0))
+
+
 @lower("div", types="f")
 def div(em, inst):
     t, rnd, ftz, sat, kind = _form(em, inst, ("approx", "full"))
     if sat:
         raise NotNative("div.sat")
     mode = kind or rnd or "rn"
-    if t.name == "f64" and mode != "rn":
-        raise NotNative(f"div.{mode}.f64 stays interpreted")
+    if t.name == "f64" and mode in ("approx", "full"):
+        raise NotNative(f"div.{mode}.f64 (an error in the interpreter)")
     fp = FP(em, t.dtype)
     bld = em.b
     a, b = _reads(em, inst, t.dtype, 2)
@@ -198,7 +230,8 @@ def div(em, inst):
     else:
         r = bld.fdiv(a, b)
         if mode in _DIRECTED:
-            r = fp.nudge(r, _div_error_sign(em, fp, a, b, r), mode)
+            sign_of = _div_error_sign_f64 if t.name == "f64" else _div_error_sign
+            r = fp.nudge(r, sign_of(em, fp, a, b, r), mode)
     em.write(inst.operands[0], fp.finish(r, ftz, False), t.dtype)
 
 
@@ -224,8 +257,11 @@ def rcp(em, inst):
     if t.name == "f64":
         if ftz and mode == "approx":        # rcp.approx.ftz.f64: flushed in and out
             r = fp.canonical(fp.flush(bld.fdiv(one, fp.flush(a))))
-        elif mode == "rn" and not ftz:
-            r = fp.canonical(bld.fdiv(one, a))
+        elif mode in ("rn",) + _DIRECTED and not ftz:
+            r = bld.fdiv(one, a)
+            if mode != "rn":
+                r = fp.nudge(r, _div_error_sign_f64(em, fp, one, a, r), mode)
+            r = fp.canonical(r)
         else:
             raise NotNative(f"rcp.{mode}.f64 stays interpreted")
         em.write(inst.operands[0], r, t.dtype)
@@ -241,15 +277,17 @@ def rcp(em, inst):
 @lower("sqrt", types="f")
 def sqrt(em, inst):
     t, mode, ftz = _unary_form(em, inst)
-    if t.name == "f64" and (mode != "rn" or ftz):
-        raise NotNative(f"sqrt.{mode}.f64 stays interpreted")
+    if t.name == "f64" and (mode == "approx" or ftz):
+        raise NotNative(f"sqrt.{mode}.f64 (an error in the interpreter)")
     fp = FP(em, t.dtype)
     bld = em.b
     a = em.read(inst.operands[1], t.dtype)
     if ftz:
         a = fp.flush(a)
     r = fp.intrinsic("llvm.sqrt", a)
-    if mode in _DIRECTED:     # f32: sign(a - r*r) in f64, where a is finite and > 0
+    if mode in _DIRECTED and t.name == "f64":
+        r = fp.nudge(r, _sqrt_error_sign_f64(em, fp, a, r), mode)
+    elif mode in _DIRECTED:     # f32: sign(a - r*r) in f64, where a is finite and > 0
         r64 = fp.widen(r)
         es = fp.sign(bld.fsub(fp.widen(a), bld.fmul(r64, r64)), F64)
         ok = bld.and_(fp.is_finite(a), bld.fcmp_ordered(">", a, fp.const(0.0)))
