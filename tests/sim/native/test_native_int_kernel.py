@@ -6,7 +6,6 @@ instruction but the branches and the return ran in compiled segments."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from engines_pair import Out, run_both
 from int_forms import native_pcs
