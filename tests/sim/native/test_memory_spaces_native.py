@@ -8,6 +8,7 @@ segment reported exactly as the interpreter reports it."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -378,3 +379,92 @@ def test_isspacep_classifies_like_the_interpreter(addrs):
     with native_calls() as calls:
         ref, got = run_both(ISSPACE, "isp", (1,), (32,), [np.array(addrs, np.uint64), Out(32, np.uint32)])
     assert_ran(calls, got, "isspacep.global", "isspacep.shared", "isspacep.local", "isspacep.param")
+
+
+CONST = HEAD + """
+.const .align 8 .u32 konst[8] = {5, 6, 7, 8, 9, 10, 11, 12};
+.visible .entry cst(.param .u64 dst, .param .u64 k)
+{
+    .reg .b32 %r<4>; .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [dst];
+    ld.param.u64 %rd2, [k];
+    mov.u32 %r1, %tid.x;
+    mov.u64 %rd3, konst;
+    add.s64 %rd4, %rd3, %rd2;
+    ld.const.u32 %r2, [%rd4];
+    mul.wide.u32 %rd5, %r1, 4;
+    add.s64 %rd6, %rd1, %rd5;
+    st.global.u32 [%rd6], %r2;
+    ret;
+}
+"""
+
+
+@SETTINGS
+@given(k=OFFSETS)
+def test_const_memory_in_bounds_out_of_bounds_and_misaligned(k):
+    ok = k % 4 == 0 and k + 4 <= 32
+    with native_calls() as calls:
+        ref, got = run_both(CONST, "cst", (1,), (32,), [Out(32, np.uint32), k], expect_fault=not ok)
+    if ok:
+        assert_ran(calls, got, "ld.const.u32")
+    else:
+        assert_native(got, "ld.const.u32")
+
+
+CALLEE_LOCALS = HEAD + """
+.func (.param .b32 ret) scratch(.param .b32 x, .param .b64 k)
+{
+    .local .align 4 .b8 buf[16];
+    .reg .b32 %r<6>; .reg .b64 %rd<6>;
+    ld.param.b32 %r1, [x];
+    ld.param.b64 %rd1, [k];
+    st.local.u32 [buf+4], %r1;
+    mov.u64 %rd2, buf;
+    add.s64 %rd3, %rd2, %rd1;
+    ld.local.u32 %r2, [%rd3];
+    cvt.u32.u64 %r3, %rd2;
+    add.u32 %r2, %r2, %r3;
+    st.param.b32 [ret], %r2;
+    ret;
+}
+
+.visible .entry callee_locals(.param .u64 dst, .param .u64 k)
+{
+    .local .align 8 .b8 mine[24];
+    .reg .b32 %r<6>; .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [dst];
+    ld.param.u64 %rd5, [k];
+    mov.u32 %r1, %tid.x;
+    st.local.u32 [mine+20], %r1;
+    {
+    .param .b32 px;
+    .param .b64 pk;
+    .param .b32 pr;
+    st.param.b32 [px], %r1;
+    st.param.b64 [pk], %rd5;
+    call.uni (pr), scratch, (px, pk);
+    ld.param.b32 %r2, [pr];
+    }
+    ld.local.u32 %r3, [mine+20];
+    add.u32 %r2, %r2, %r3;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r2;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("k,ok", [(4, True), (0, True), (12, True), (2, False), (4096, False),
+                                  (-8 & (2**64 - 1), True), (-4096 & (2**64 - 1), False)])
+def test_a_callees_locals_are_relative_to_its_stack_pointer(k, ok):
+    """The callee's frame sits above the caller's (sp moves with the call):
+    its symbol's value and accesses through it use the thread's sp; just
+    below its frame is the caller's, which a thread may read."""
+    with native_calls() as calls:
+        ref, got = run_both(CALLEE_LOCALS, "callee_locals", (1,), (64,), [Out(64, np.uint32), k],
+                            expect_fault=not ok)
+    if ok:
+        assert_ran(calls, got, "st.local.u32 [buf+4]", "mov.u64 %rd2, buf", "ld.local.u32 %r2, [%rd3]",
+                   "ld.local.u32 %r3, [mine+20]")
