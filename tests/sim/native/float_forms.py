@@ -69,9 +69,10 @@ def form_kernel(body: str, ins: list[str], outs: list[str]) -> str:
 def _covered(program) -> set[int]:
     pcs: set[int] = set()
     for c in program.code:
-        seg = getattr(c, "native", None)
-        if seg is not None:
-            pcs.update(range(seg.start, seg.end))
+        for attr in ("native", "region"):      # compiled segments and loop regions
+            seg = getattr(c, attr, None)
+            if seg is not None and hasattr(seg, "start"):
+                pcs.update(range(seg.start, seg.end))
     return pcs
 
 

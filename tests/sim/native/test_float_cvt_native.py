@@ -32,12 +32,14 @@ HALF = ([f"cvt{r}{f}.f16.{s}" for s in ("f32", "f64") for r, f in
            "cvt.rm.f16.s64", "cvt.rp.f16.u16"]
         + ["cvt.rn.bf16.f32", "cvt.rz.relu.bf16.f32", "cvt.rm.bf16.f64", "cvt.rp.sat.bf16.f32",
            "cvt.f32.bf16", "cvt.f64.bf16", "cvt.rzi.s32.bf16", "cvt.rn.bf16.s64", "cvt.rz.bf16.u64",
-           "cvt.rp.bf16.s32"])
+           "cvt.rp.bf16.s32"]
+        + ["cvt.rna.tf32.f32", "cvt.rna.ftz.tf32.f32", "cvt.rna.sat.tf32.f32", "cvt.rna.relu.tf32.f32"])
 
 
 def _types(form):
     d, s = form.split(".")[-2:]
-    return ("u16" if d == "bf16" else d), ("u16" if s == "bf16" else s)
+    regs = {"bf16": "u16", "tf32": "u32"}
+    return regs.get(d, d), regs.get(s, s)
 
 
 @pytest.mark.parametrize("form", FLOAT_FORMS + TO_INT + FROM_INT + HALF)
@@ -69,14 +71,14 @@ def test_f16_rounding_boundaries():
         check_form(f"cvt.{r}.f16.f32 {{d}}, {{a}};", ["f32"], ["f16"], [xs])
 
 
-def test_tf32_cvt_stays_interpreted():
+def test_tf32_to_f32_cvt_stays_interpreted():
     from gpudbg.ptx import parse
     from gpudbg.sim.gpu import SimGPU
     from gpudbg.sim.loader import load_module
     from gpudbg.sim.native.emit import probe
     from gpudbg.sim.native.segments import SegmentPlan
     from float_forms import form_kernel
-    program = load_module(SimGPU(), parse(form_kernel("cvt.rna.tf32.f32 {d}, {a};", ["f32"], ["u32"]),
+    program = load_module(SimGPU(), parse(form_kernel("cvt.f32.tf32 {d}, {a};", ["u32"], ["f32"]),
                                           "k.ptx")).program
     (c,) = [c for c in program.code if c.inst.opcode == "cvt"]
     assert probe(program, c, SegmentPlan.empty()) is None

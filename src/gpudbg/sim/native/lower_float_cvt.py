@@ -11,7 +11,8 @@ integers; an exact integer comparison for 64-bit integers); the integral
 roundings are llvm.roundeven/trunc/floor/ceil on the f64 value, as numpy's
 rint/trunc/floor/ceil are.
 
-f16 and bf16 travel as bits (sim/native/fp16.py). What stays interpreted: tf32 and fp8 types, the packed
+f16 and bf16 travel as bits (sim/native/fp16.py); f32 -> tf32 with .rna
+is a bit operation. What stays interpreted: other tf32 forms, fp8 types, the packed
 two-source forms, .satfinite, and forms the interpreter rejects at run
 time (a float rounding on float -> int, an integral one on int -> float).
 """
@@ -42,6 +43,10 @@ def cvt(em, inst):
     if len(ts) != 2 or len(inst.operands) != 2:
         raise NotNative("cvt needs a destination and a source type")
     dt, st = ts
+    if dt.name == "tf32" and st.name == "f32" and rnd in (None, "rna"):
+        em.write(inst.operands[0], _to_tf32_rna(em, em.read(inst.operands[1], st.dtype), ftz, sat, relu),
+                 dt.dtype)
+        return
     for t in (dt, st):
         if t.kind == "f" and t.name not in _FLOATS or t.kind not in "usbf":
             raise NotNative(f"cvt with {t.name} stays interpreted")
@@ -126,6 +131,24 @@ def _to_half(em, v, mode, sat, relu, name):
             w = f64.saturate(w)
         u = fp16.round_to(b, w, "rn", fmt)     # exact: w is a value of the format, 0 or 1
     return fp16.as_half(b, u) if name == "f16" else u
+
+
+def _to_tf32_rna(em, x, ftz, sat, relu):
+    """convert._to_tf32 with .rna: the f32 bits rounded half away from zero
+    to 10 fraction bits by adding 0x1000 (a carry reaches the exponent, up
+    to inf); inf kept, NaN -> 0x7FFFFFFF; tf32 is held as u32 bits."""
+    b = em.b
+    fp = FP(em, np.dtype(np.float32))
+    if ftz:
+        x = fp.flush(x)
+    if relu:
+        x = b.select(b.fcmp_ordered("<", x, fp.const(0.0)), fp.const(0.0), x)
+    if sat:
+        x = fp.saturate(x)
+    u = fp.bits(x)
+    r = b.and_(b.add(u, I32(0x1000)), I32(0xFFFFE000))
+    r = b.select(fp.is_finite(x), r, u)
+    return b.select(fp.is_nan(x), I32(0x7FFFFFFF), r)
 
 
 def _float_to_int(em, x, dt, st, rnd, ftz):
