@@ -83,3 +83,42 @@ def test_a_carry_from_an_earlier_segment_stays_interpreted_and_agrees():
     for seed in range(2):
         left = _interpreted_readers(body, ins, [32, 32, 32], edge_grid(ins, seed))
         assert len(left) == 2
+
+
+BORROWED_INDEX = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry gather(.param .u64 src, .param .u64 dst)
+{
+    .reg .b32 %t, %x, %lo, %hi, %v; .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [dst];
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %rd3, %t, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %x, [%rd4];
+    sub.cc.u32 %lo, %x, 16;
+    subc.u32 %hi, 0, 0;
+    mov.b64 %rd5, {%lo, %hi};
+    shl.b64 %rd5, %rd5, 2;
+    add.s64 %rd6, %rd1, %rd5;
+    ld.global.u32 %v, [%rd6];
+    add.s64 %rd7, %rd2, %rd3;
+    st.global.u32 [%rd7], %v;
+    ret;
+}
+"""
+
+
+def test_a_borrow_that_makes_an_index_wild_faults_as_in_the_interpreter():
+    """The index comes from a borrow chain in the same segment as the load;
+    x < 16 borrows, the 64-bit index {lo, hi} goes negative and the load faults: natively
+    the check fails mid-selection and the interpreter's report is the same."""
+    src = np.arange(16, 16 + LANES, dtype=np.uint32)
+    ref, got = run_both(BORROWED_INDEX, "gather", (1,), (LANES,), [src, Out(LANES, np.uint32)])
+    assert list(got[1][:3]) == [16, 17, 18]
+    src[37] = 3
+    ref, got = run_both(BORROWED_INDEX, "gather", (1,), (LANES,), [src, Out(LANES, np.uint32)],
+                        expect_fault=True)
+    assert got.fault.thread == (37, 0, 0) and got.fault.instruction.startswith("ld.global.u32")
+    assert "52 bytes before the start" in got.fault.message       # index -13: the borrow went through
