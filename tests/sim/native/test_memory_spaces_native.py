@@ -468,3 +468,66 @@ def test_a_callees_locals_are_relative_to_its_stack_pointer(k, ok):
     if ok:
         assert_ran(calls, got, "st.local.u32 [buf+4]", "mov.u64 %rd2, buf", "ld.local.u32 %r2, [%rd3]",
                    "ld.local.u32 %r3, [mine+20]")
+
+
+LOOP_LOADS = HEAD + """
+.visible .entry loop_loads(.param .u64 src, .param .u64 dst, .param .u32 n, .param .u64 k)
+{
+    .local .align 4 .b8 lbuf[32];
+    .shared .align 4 .b8 sbuf[512];
+    .reg .pred %p<3>; .reg .b32 %r<12>; .reg .b64 %rd<16>;
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [dst];
+    ld.param.u32 %r9, [n];
+    ld.param.u64 %rd12, [k];
+    mov.u32 %r1, %tid.x;
+    st.local.u32 [lbuf+8], %r1;
+    mul.wide.u32 %rd3, %r1, 4;
+    mov.u64 %rd4, sbuf;
+    add.s64 %rd5, %rd4, %rd3;
+    st.shared.u32 [%rd5], %r1;
+    bar.sync 0;
+    mov.u64 %rd6, lbuf;
+    cvta.local.u64 %rd7, %rd6;
+    cvta.shared.u64 %rd8, %rd4;
+    add.s64 %rd13, %rd8, %rd12;
+    mov.u32 %r2, 0;
+    mov.u32 %r3, 0;
+LOOP:
+    ld.local.u32 %r4, [lbuf+8];
+    ld.u32 %r5, [%rd7+8];
+    and.b32 %r6, %r2, 127;
+    mul.wide.u32 %rd9, %r6, 4;
+    add.s64 %rd10, %rd13, %rd9;
+    ld.u32 %r7, [%rd10];
+    add.s64 %rd11, %rd1, %rd9;
+    ld.global.u32 %r8, [%rd11];
+    add.u32 %r3, %r3, %r4;
+    add.u32 %r3, %r3, %r5;
+    add.u32 %r3, %r3, %r7;
+    add.u32 %r3, %r3, %r8;
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p1, %r2, %r9;
+    @%p1 bra LOOP;
+    add.s64 %rd14, %rd2, %rd3;
+    st.global.u32 [%rd14], %r3;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("k,ok", [(0, True), (2, False), (4 * 128, False)])
+def test_loads_of_every_space_inside_a_native_loop_region(k, ok):
+    """A loop that only loads (local, generic local and shared, global) runs
+    as a compiled region; an access that fails mid-loop hands the region
+    back to the interpreter, which reports it."""
+    src = np.arange(128, dtype=np.uint32) * 3
+    with native_calls() as calls:
+        ref, got = run_both(LOOP_LOADS, "loop_loads", (2,), (128,), [src, Out(128, np.uint32), 40, k],
+                            expect_fault=not ok)
+    assert_native(got, "ld.local.u32 %r4", "ld.u32 %r5", "ld.u32 %r7", "ld.global.u32 %r8")
+    regions = [c.region for c in got.module.program.code if getattr(c, "region", None) is not None]
+    assert any(r.start <= c.pc < r.end for r in regions for c in got.module.program.code
+               if c.inst.text.startswith("ld.u32 %r7")), "the loop did not become a region"
+    if ok:
+        assert_ran(calls, got, "ld.local.u32 %r4", "ld.u32 %r5", "ld.u32 %r7", "ld.global.u32 %r8")
