@@ -87,3 +87,14 @@ def test_set_destinations(form, src, dst, a32, b32, a64, b64, ai, bi, al, bl, ah
 @given(a=column("f16"), b=column("f16"), p=column("pred"))
 def test_half_comparisons(form, regs, outs, a, b, p):
     check_form(form, regs, outs, [a, b, p][:len(regs)])
+
+
+@pytest.mark.parametrize("t", ["f32", "f64"])
+@SETTINGS
+@given(a=column("f32"), b=column("f32"), a64=column("f64"), b64=column("f64"), p=column("pred"))
+def test_selp_and_mov_keep_nan_payloads(t, a, b, a64, b64, p):
+    # selp and mov are the generic lowerings: they move bits, NaN payloads included
+    cols = ([a, b] if t == "f32" else [a64, b64]) + [p]
+    check_form(f"selp.{t} {{d}}, {{a}}, {{b}}, {{c}};", [t, t, "pred"], [t], cols)
+    imm = "0f7FC12345" if t == "f32" else "0dFFF4000000000123"
+    check_form(f"mov.{t} {{d}}, {imm};", [t], [t], cols[:1])
