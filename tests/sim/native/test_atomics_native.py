@@ -124,7 +124,8 @@ FORMS = [("add", "u32"), ("add", "s32"), ("add", "u64"), ("add", "s64"),
          ("exch", "b32"), ("exch", "b64"), ("exch", "f32"), ("exch", "b16"),
          ("cas", "b32"), ("cas", "b64"), ("cas", "f32"), ("cas", "b16"),
          ("inc", "u32"), ("dec", "u32"), ("add", "f32"), ("add", "f64"), ("add", "f16"),
-         ("exch", "f16"), ("cas", "f64")]
+         ("exch", "f16"), ("cas", "f64"), ("min", "f32"), ("max", "f32"), ("min", "f64"),
+         ("max", "f64")]
 
 
 def _values(ty):
@@ -278,3 +279,19 @@ def test_half_add_without_nan_operands_runs_natively(data, mask):
     with native_calls() as calls:
         ref, got = _run("add", "f16", "global", (init, vals, vals), mask)
     assert_ran(calls, got, "atom.global.add.noftz.f16")
+
+
+@pytest.mark.parametrize("op,ty", [("min", "f32"), ("max", "f32"), ("min", "f64"), ("max", "f64")])
+def test_float_min_max_order_signed_zeros_and_skip_a_nan_in_memory(op, ty):
+    @SETTINGS
+    @given(init=st.lists(_values(ty), min_size=N, max_size=N),
+           vals=st.lists(st.sampled_from([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, 1e-310, -1e-45]),
+                         min_size=N, max_size=N),
+           mask=st.sampled_from([0, 1, 63]))
+    def check(init, vals, mask):
+        dt = np.dtype(_NP[ty])
+        bits = np.array(vals, dtype=dt).view({4: np.uint32, 8: np.uint64}[dt.itemsize]).tolist()
+        with native_calls() as calls:
+            ref, got = _run(op, ty, "global", (init, bits, bits), mask)
+        assert_ran(calls, got, f"atom.global.{op}.{ty}")
+    check()

@@ -1,6 +1,7 @@
 """Native lowerings of atom and red on global, shared and generic
 addresses: integer add, min, max, and, or, xor, exch, cas and the u32
-inc/dec with their wrap rules, and f16/f32/f64 add, exch and cas.
+inc/dec with their wrap rules, f16/f32/f64 add, exch and cas, and
+f32/f64 min and max.
 
 The one idea: an atomic is a store segment's last instruction
 (effect="write"). The first pass checks every thread's address and
@@ -21,10 +22,11 @@ operands are NaNs depends on its code path (a plain add, ufunc.at or
 accumulate, and the host's SIMD width), so an operand that is a NaN
 fails the first pass's check and the interpreter runs it; with a number
 as the operand only the current value can be a NaN, and the result is
-that NaN quieted on every path.
+that NaN quieted on every path. Float min/max are _FloatExtremum's:
+fmin/fmax where a NaN in memory yields the operand (a NaN operand goes to
+the interpreter, as for add), and -0 < +0.
 
-What it deliberately does not do: float min/max, f16/bf16 and packed
-types, `.shared::cluster`, or forms the interpreter's translation or
+What it deliberately does not do: f16 min/max, bf16 and packed types, `.shared::cluster`, or forms the interpreter's translation or
 check_op_type refuses (those raise NotNative and stay interpreted).
 """
 from __future__ import annotations
@@ -63,7 +65,8 @@ def _form(em, inst):
     except TypeError as e:
         raise NotNative(str(e)) from None
     if at.kind == "f":
-        if t.name not in ("f16", "f32", "f64") or opname not in ("add", "exch", "cas"):
+        if t.name not in ("f16", "f32", "f64") or opname not in ("add", "exch", "cas", "min", "max") \
+                or (t.name == "f16" and opname in ("min", "max")):
             raise NotNative(f"atomic {opname}.{t.name}")
     elif at.kind not in "us" or at.size not in (2, 4, 8):
         raise NotNative(f"atomic {opname}.{t.name}")
@@ -95,6 +98,20 @@ def _float_add(b, cur: L.Value, v: L.Value, width: int) -> L.Value:
     return _flush_f32(b, r) if width == 32 else r
 
 
+def _float_extremum(b, cur: L.Value, v: L.Value, width: int, is_min: bool) -> L.Value:
+    """_FloatExtremum on bit patterns: a NaN in memory yields `v` (no
+    NaN: checked in the first pass); two zeros give -0 for min when either
+    is -0, for max only when both are; else the smaller (larger) value."""
+    ft, _ = _FLOAT[width]
+    fc, fv = b.bitcast(cur, ft), b.bitcast(v, ft)
+    zero = L.Constant(ft, 0.0)
+    both_zero = b.and_(b.fcmp_ordered("==", fc, zero), b.fcmp_ordered("==", fv, zero))
+    zeros = b.or_(cur, v) if is_min else b.and_(cur, v)     # the bits of two zeros are their signs
+    better = b.fcmp_ordered("<" if is_min else ">", fv, fc)
+    r = b.select(both_zero, zeros, b.select(better, v, cur))
+    return b.select(b.fcmp_unordered("uno", fc, fc), v, r)
+
+
 def _cas_loop(em, p: L.Value, size: int, new_of) -> L.Value:
     """Apply new = new_of(cur) atomically; the old value."""
     b = em.b
@@ -121,6 +138,8 @@ def _apply(em, opname: str, t, p: L.Value, v: L.Value, c: L.Value | None) -> L.V
         return b.extract_value(b.cmpxchg(p, c, v, _ORDER, _ORDER), 0)
     if opname == "add" and t.kind == "f":
         return _cas_loop(em, p, size, lambda cur: _float_add(b, cur, v, 8 * size))
+    if opname in ("min", "max") and t.kind == "f":
+        return _cas_loop(em, p, size, lambda cur: _float_extremum(b, cur, v, 8 * size, opname == "min"))
     if opname == "inc":        # cur >= v ? 0 : cur + 1
         return _cas_loop(em, p, size, lambda cur: b.select(
             b.icmp_unsigned(">=", cur, v), cur.type(0), b.add(cur, cur.type(1))))
@@ -185,7 +204,7 @@ def _atomic(em, inst):
         v, c = bits(em.read(ops[3], dtype)), bits(em.read(ops[2], dtype))
     else:
         raw = em.read(ops[2], dtype)
-        if opname == "add" and dtype.kind == "f":     # a NaN operand: the interpreter's (see above)
+        if opname in ("add", "min", "max") and dtype.kind == "f":   # a NaN operand: the interpreter's
             em.check(em.b.fcmp_ordered("ord", raw, raw))
         v, c = bits(raw), None
     ptr = pointer(em, space, operand(em, ops[1], space), size, ATOMIC)
