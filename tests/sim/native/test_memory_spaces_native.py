@@ -531,3 +531,32 @@ def test_loads_of_every_space_inside_a_native_loop_region(k, ok):
                if c.inst.text.startswith("ld.u32 %r7")), "the loop did not become a region"
     if ok:
         assert_ran(calls, got, "ld.local.u32 %r4", "ld.u32 %r5", "ld.u32 %r7", "ld.global.u32 %r8")
+
+
+FUNCTION_ADDRESS = HEAD + """
+.func (.param .b32 r) seven()
+{
+    st.param.b32 [r], 7;
+    ret;
+}
+
+.visible .entry fnaddr(.param .u64 dst)
+{
+    .reg .b32 %r<4>; .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [dst];
+    mov.u32 %r1, %tid.x;
+    mov.u64 %rd2, seven;
+    add.s64 %rd3, %rd2, 16;
+    mul.wide.u32 %rd4, %r1, 8;
+    add.s64 %rd5, %rd1, %rd4;
+    st.global.u64 [%rd5], %rd3;
+    ret;
+}
+"""
+
+
+def test_a_functions_address_as_a_value():
+    with native_calls() as calls:
+        ref, got = run_both(FUNCTION_ADDRESS, "fnaddr", (1,), (32,), [Out(32, np.uint64)])
+    assert_ran(calls, got, "mov.u64 %rd2, seven")
+    assert got[0][0] == got.module.program.function_address("seven") + 16
