@@ -139,7 +139,7 @@ class Command:
 
     @property
     def size_words(self) -> int:
-        return 1 + payload_words(self.opcode)
+        return _SIZE_WORDS[self.opcode]
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}=0x{v:x}" for k, v in self.fields.items())
@@ -292,6 +292,7 @@ _WIDE = {op: tuple((n, t is U64) for n, t in fmt) for op, fmt in FORMATS.items()
 _PAYLOAD = {op: sum(t.value for _, t in fmt) for op, fmt in FORMATS.items()}
 _HEADER = {op: (int(op) << 24) | _PAYLOAD[op] for op in FORMATS}
 _BY_VALUE = {int(op): op for op in Opcode}
+_SIZE_WORDS = {op: 1 + n for op, n in _PAYLOAD.items()}
 _DESCRIPTOR_NAMES = tuple(n for n, _ in DESCRIPTOR_FORMAT)
 # a U64 is two little-endian words, low first: the same bytes as a little-endian Q
 _DESCRIPTOR_STRUCT = struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in DESCRIPTOR_FORMAT))

@@ -73,6 +73,7 @@ FAULT_CODES: dict[CUDBGException, CUresult] = {
 QUICK_OPCODES = frozenset({C.Opcode.SEM_RELEASE, C.Opcode.SEM_ACQUIRE, C.Opcode.NOP, C.Opcode.HOST_NOTIFY,
                            C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE, C.Opcode.TIMESTAMP,
                            C.Opcode.SET_LAUNCH_LIMITS})
+_NAMES = {op: op.name for op in C.Opcode}    # Enum's .name is a Python-level property
 # WAIT_VALUE flags, as CUDA's CU_STREAM_WAIT_VALUE_*.
 WAIT_VALUE_GEQ, WAIT_VALUE_EQ, WAIT_VALUE_AND, WAIT_VALUE_NOR = 0, 1, 2, 3
 WAIT_VALUE_FLUSH = 1 << 30
@@ -273,7 +274,7 @@ class Frontend:
         """Advance get past a finished command (caller holds cv)."""
         self.commands_executed += 1
         if error is None and cmd.opcode not in QUICK_OPCODES:
-            timing.charge(self.gpu, cmd.opcode.name, cmd.fields)
+            timing.charge(self.gpu, _NAMES[cmd.opcode], cmd.fields)
         if error is not None and channel.group in self._killing:
             self._discard(channel)   # a reset aborted it: nothing faulted
         elif error is not None:
@@ -367,7 +368,11 @@ class Frontend:
     def _execute_quick(self, channel: Any, cmd: C.Command) -> ChannelError | None:
         try:
             if cmd.opcode is C.Opcode.SEM_RELEASE:
-                self.gpu.memory.view(cmd.address, 8).view(np.uint64)[0] = cmd.value
+                sem = channel.semaphore
+                if cmd.address == sem.address and not sem.released:
+                    sem._word[0] = cmd.value     # the fence closing every push: its own live word
+                else:
+                    self.gpu.memory.view(cmd.address, 8).view(np.uint64)[0] = cmd.value
             elif cmd.opcode is C.Opcode.SEM_ACQUIRE:
                 self._read_u64(cmd.address)
             elif cmd.opcode is C.Opcode.HOST_NOTIFY:
