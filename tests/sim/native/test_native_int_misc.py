@@ -1,4 +1,4 @@
-"""dp4a/dp2a, bmsk, szext and isspacep: native against the interpreter on
+"""dp4a/dp2a, bmsk, szext, fns, vabsdiff4 and isspacep: native against the interpreter on
 edge and hypothesis values; each form must run compiled."""
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ FORMS = [
     ("szext.wrap.s32 {d}, {a}, {b};", [32, 32], [32]),
     ("szext.clamp.u32 {d}, {a}, {b};", [32, 32], [32]),
     ("szext.wrap.u32 {d}, {a}, {b};", [32, 32], [32]),
+    ("fns.b32 {d}, {a}, {b}, {c};", [32, 32, 32], [32]),
+    ("fns.b32 {d}, {a}, {b}, -3;", [32, 32], [32]),
 ]
 IDS = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(FORMS)]
 
@@ -88,3 +90,11 @@ def test_vabsdiff4_sums_byte_differences():
     c = np.full(LANES, 10, dtype=np.uint64)
     d, = check("vabsdiff4.u32.u32.u32.add {d}, {a}, {b}, {c};", [32, 32, 32], [32], [a, b, c])
     assert d[0] == 18
+
+
+def test_fns_counts_from_base_in_both_directions():
+    mask = np.full(LANES, 0b1011_0110, dtype=np.uint64)
+    base = np.resize(np.array([0, 3, 7, 40], dtype=np.uint64), LANES)
+    off = np.resize(np.array([2, 1, (-2) & 0xFFFFFFFF, 1], dtype=np.uint64), LANES)
+    d, = check("fns.b32 {d}, {a}, {b}, {c};", [32, 32, 32], [32], [mask, base, off])
+    assert list(d[:4]) == [2, 4, 5, 0xFFFFFFFF]

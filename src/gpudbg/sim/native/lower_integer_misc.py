@@ -9,7 +9,7 @@ dot products sum in 32-bit wrapping arithmetic: the interpreter sums
 exactly in int64 and keeps the low 32 bits, and the low bits of a sum of
 products do not depend on the high ones, so the two agree bit for bit
 (the saturating vabsdiff4 sum works in 64 bits, as the clamp needs). fns
-stays interpreted.
+is bits.fns's 32-step scan unrolled.
 """
 from __future__ import annotations
 
@@ -174,3 +174,34 @@ def vabsdiff4(em, inst):
             out = b.or_(b.and_(out, keep), b.shl(b.and_(r, I64(0xFF)), I64(8 * i)))
         out = b.trunc(out, I32)
     em.write(d, out, np.dtype(np.int32 if signed else np.uint32))
+
+
+@lower("fns")
+def fns(em, inst):
+    """bits.fns: the position of the |offset|-th set bit of mask from base
+    (upward for offset > 0, downward for < 0, base itself for 0), all ones
+    when there is none or base is past bit 31; the scan, step by step."""
+    m = em.mods(inst)
+    m.types()
+    m.finish()
+    d, mask, base, offset = inst.operands
+    b = em.b
+    mv = b.zext(em.read(mask, U32), I64)
+    bv = b.zext(em.read(base, U32), I64)
+    off = b.sext(em.read(offset, np.dtype(np.int32)), I64)
+    up = b.icmp_signed(">=", off, I64(0))
+    want = M.smax(b, b.select(up, off, b.sub(I64(0), off)), I64(1))
+    base_ok = b.icmp_unsigned("<", bv, I64(32))
+    nonzero = b.icmp_signed("!=", off, I64(0))
+    res, count = I64(-1), I64(0)
+    for step in range(32):
+        pos = b.select(up, b.add(bv, I64(step)), b.sub(bv, I64(step)))
+        valid = b.and_(b.and_(b.icmp_signed(">=", pos, I64(0)), b.icmp_signed("<", pos, I64(32))), base_ok)
+        if step:
+            valid = b.and_(valid, nonzero)
+        at = b.and_(b.select(valid, pos, I64(0)), I64(31))
+        bit = b.and_(valid, b.trunc(b.lshr(mv, at), L.IntType(1)))
+        count = b.add(count, b.zext(bit, I64))
+        hit = b.and_(b.and_(bit, b.icmp_signed("<", res, I64(0))), b.icmp_signed("==", count, want))
+        res = b.select(hit, pos, res)
+    em.write(d, b.trunc(b.select(b.icmp_signed("<", res, I64(0)), I64(0xFFFFFFFF), res), I32), U32)
