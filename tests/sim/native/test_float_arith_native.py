@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from float_forms import EDGE32, EDGE64, N, check_form, column
 
-SETTINGS = settings(max_examples=5, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=3, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 BINARY = ["add.f32", "sub.f32", "mul.f32", "add.rz.f32", "sub.rm.f32", "add.rp.sat.f32",

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from float_forms import N, check_form, floats16
 
-SETTINGS = settings(max_examples=4, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=3, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 HALVES = st.lists(floats16(), min_size=N, max_size=N)
 PACKED = st.lists(st.tuples(floats16(), floats16()).map(lambda p: p[0] | p[1] << 16),
