@@ -122,3 +122,45 @@ def test_a_borrow_that_makes_an_index_wild_faults_as_in_the_interpreter():
                         expect_fault=True)
     assert got.fault.thread == (37, 0, 0) and got.fault.instruction.startswith("ld.global.u32")
     assert "52 bytes before the start" in got.fault.message       # index -13: the borrow went through
+
+
+ACCUMULATE = """.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry acc(.param .u64 src, .param .u64 dst, .param .u32 n)
+{
+    .reg .pred %p; .reg .b32 %t, %x, %lo, %hi, %k, %n; .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [dst];
+    ld.param.u32 %n, [n];
+    mov.u32 %t, %tid.x;
+    mul.wide.u32 %rd3, %t, 4;
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %x, [%rd4];
+    mov.u32 %lo, 0;
+    mov.u32 %hi, 0;
+    mov.u32 %k, 0;
+LOOP:
+    add.cc.u32 %lo, %lo, %x;
+    addc.u32 %hi, %hi, 0;
+    add.u32 %k, %k, 1;
+    setp.lt.u32 %p, %k, %n;
+    @%p bra LOOP;
+    mul.wide.u32 %rd3, %t, 8;
+    add.s64 %rd5, %rd2, %rd3;
+    st.global.v2.u32 [%rd5], {%lo, %hi};
+    ret;
+}
+"""
+
+
+def test_a_carry_chain_in_a_loop_accumulates_64_bits_natively():
+    """lo/hi += x through add.cc/addc, n times: the loop runs as a native
+    region (or segments) and gives x * n exactly, as the interpreter does."""
+    x = (np.arange(LANES, dtype=np.uint64) * 0x0F0F0F0F + 0xF0000000).astype(np.uint32)
+    n = 300
+    ref, got = run_both(ACCUMULATE, "acc", (1,), (LANES,), [x, Out(LANES, np.uint64), n])
+    assert np.array_equal(got[1], x.astype(np.uint64) * n)
+    code = got.module.program.code
+    covered = native_pcs(got)
+    assert all(pc in covered for pc, c in enumerate(code) if c.inst.opcode in ("add", "addc"))
