@@ -103,6 +103,12 @@ def at_exit() -> None:
     """An embedded interpreter's end (the host program exits; it is never
     finalized): run Python's atexit functions and flush the streams."""
     import atexit
+
+    from gpudbg.sim.native import shutdown
+    # exit() may already have run LLVM's static destructors (llvmlite was
+    # loaded after this library registered its exit hook): no native
+    # compile or call from here on; what still runs is interpreted
+    shutdown.close()
     try:
         atexit._run_exitfuncs()
     finally:

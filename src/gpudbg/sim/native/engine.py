@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 
-from gpudbg.sim.native import parallel
+from gpudbg.sim.native import parallel, shutdown
 from gpudbg.sim.native.environment import ENV, WaveEnvironment
 
 ENV_ENGINE = "GPUDBG_ENGINE"
@@ -85,7 +85,16 @@ class NativeSegment:
 
     def run(self, X, idx) -> bool:
         """Run the segment for `idx` (None: the wave); False when a check
-        failed and the interpreter must run these instructions instead."""
+        failed (or the process is exiting, see shutdown.py) and the
+        interpreter must run these instructions instead."""
+        if not shutdown.enter():
+            return False
+        try:
+            return self._run(X, idx)
+        finally:
+            shutdown.leave()
+
+    def _run(self, X, idx) -> bool:
         env = wave_environment(X)
         if idx is None:
             n = X.n
@@ -128,7 +137,12 @@ class NativeRegion(NativeSegment):
                 e[ENV["region_cap"]] = cap
             if idx is not None and (idx.dtype != np.int64 or not idx.flags.c_contiguous):
                 idx = np.ascontiguousarray(idx, dtype=np.int64)
-            parts = parallel.run_parts(self, X, idx, X.native_threads, setup)
+            if not shutdown.enter():
+                return False
+            try:
+                parts = parallel.run_parts(self, X, idx, X.native_threads, setup)
+            finally:
+                shutdown.leave()
             if parts is None:
                 return False
             work = sum(int(p.env[ENV["region_work"]]) for p in parts)
@@ -162,7 +176,7 @@ def mode_for(program, threads: int, debugger: bool) -> int:
     compiler failure is reported once as a warning and the program stays
     interpreted)."""
     choice = chosen()
-    if choice == "interp":
+    if choice == "interp" or shutdown.closed():
         return 0
     variant = FULL if debugger else PLAIN
     ready = _ATTRS[variant][2]
