@@ -138,7 +138,6 @@ def fma(em, inst):
     if mode != "rn" and t.name == "f64":
         raise NotNative("fma with a directed rounding on f64 stays interpreted")
     fp = FP(em, t.dtype)
-    bld = em.b
     a, b, c = _reads(em, inst, t.dtype, 3)
     if ftz:
         a, b, c = fp.flush(a), fp.flush(b), fp.flush(c)
