@@ -82,3 +82,11 @@ def test_tf32_to_f32_cvt_stays_interpreted():
                                           "k.ptx")).program
     (c,) = [c for c in program.code if c.inst.opcode == "cvt"]
     assert probe(program, c, SegmentPlan.empty()) is None
+
+
+@pytest.mark.parametrize("form", ["cvt.rn.f16x2.f32", "cvt.rz.relu.f16x2.f32", "cvt.rm.sat.f16x2.f32",
+                                  "cvt.rn.bf16x2.f32", "cvt.rp.relu.bf16x2.f32"])
+@SETTINGS
+@given(a=column("f32"), b=column("f32"))
+def test_two_source_packs(form, a, b):
+    check_form(f"{form} {{d}}, {{a}}, {{b}};", ["f32", "f32"], ["b32"], [a, b])

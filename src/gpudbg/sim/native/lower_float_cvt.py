@@ -12,9 +12,11 @@ roundings are llvm.roundeven/trunc/floor/ceil on the f64 value, as numpy's
 rint/trunc/floor/ceil are.
 
 f16 and bf16 travel as bits (sim/native/fp16.py); f32 -> tf32 with .rna
-is a bit operation. What stays interpreted: other tf32 forms, fp8 types, the packed
-two-source forms, .satfinite, and forms the interpreter rejects at run
-time (a float rounding on float -> int, an integral one on int -> float).
+is a bit operation; the two-source f16x2/bf16x2 packs are two such
+conversions. What stays interpreted: other tf32 forms, fp8 types, .ftz on
+the packs (ignored by the interpreter), .satfinite, and forms the
+interpreter rejects at run time (a float rounding on float -> int, an
+integral one on int -> float).
 """
 from __future__ import annotations
 
@@ -40,6 +42,10 @@ def cvt(em, inst):
     relu = m.flag("relu")
     ts = m.types()
     m.finish()                       # .satfinite and the rest stay interpreted
+    if len(ts) == 2 and len(inst.operands) == 3 and ts[0].name in ("f16x2", "bf16x2") \
+            and ts[1].name == "f32" and not ftz and rnd in (None, "rn", "rz", "rm", "rp"):
+        _pack(em, inst, ts[0].name[:-2], rnd or "rn", sat, relu)
+        return
     if len(ts) != 2 or len(inst.operands) != 2:
         raise NotNative("cvt needs a destination and a source type")
     dt, st = ts
@@ -66,6 +72,19 @@ def cvt(em, inst):
             raise NotNative(f"cvt.{rnd} from integer to float (an error in the interpreter)")
         r = _int_to_float(em, x, dt, st, rnd or "rn", sat, relu)
     em.write(d, r, dt.dtype)
+
+
+def _pack(em, inst, name, mode, sat, relu):
+    """convert.cvt_pack: cvt.rnd{.relu}{.sat}.{f16x2,bf16x2}.f32 d, a, b
+    puts a's conversion in the upper half of d and b's in the lower."""
+    b = em.b
+    f32 = np.dtype(np.float32)
+    halves = []
+    for op in inst.operands[1:]:
+        v = FP(em, f32).widen(em.read(op, f32))
+        halves.append(fp16.bits_of(b, _to_half(em, v, mode, sat, relu, name)))
+    hi, lo = (b.zext(h, I32) for h in halves)
+    em.write(inst.operands[0], b.or_(b.shl(hi, I32(16)), lo), np.dtype(np.uint32))
 
 
 def _source_f64(em, x, st, ftz):
