@@ -22,9 +22,12 @@ operands are NaNs depends on its code path (a plain add, ufunc.at or
 accumulate, and the host's SIMD width), so an operand that is a NaN
 fails the first pass's check and the interpreter runs it; with a number
 as the operand only the current value can be a NaN, and the result is
-that NaN quieted on every path. Float min/max are _FloatExtremum's:
-fmin/fmax where a NaN in memory yields the operand (a NaN operand goes to
-the interpreter, as for add), and -0 < +0.
+that NaN quieted on every path. Float min/max are _FloatExtremum's
+fmin/fmax with -0 < +0; numpy's fmin/fmax treat a signaling NaN unlike a
+quiet one and the interpreter's grouped scan then disagrees with its own
+old values, so a NaN operand or a NaN in memory when the first pass looks
+(the only time memory can hold one: min/max of numbers make none) goes to
+the interpreter.
 
 What it deliberately does not do: f16 min/max, bf16 and packed types, `.shared::cluster`, or forms the interpreter's translation or
 check_op_type refuses (those raise NotNative and stay interpreted).
@@ -99,17 +102,16 @@ def _float_add(b, cur: L.Value, v: L.Value, width: int) -> L.Value:
 
 
 def _float_extremum(b, cur: L.Value, v: L.Value, width: int, is_min: bool) -> L.Value:
-    """_FloatExtremum on bit patterns: a NaN in memory yields `v` (no
-    NaN: checked in the first pass); two zeros give -0 for min when either
-    is -0, for max only when both are; else the smaller (larger) value."""
+    """_FloatExtremum on bit patterns of two numbers (NaNs were handed to
+    the interpreter by the first pass): two zeros give -0 for min when
+    either is -0, for max only when both are; else the smaller (larger)."""
     ft, _ = _FLOAT[width]
     fc, fv = b.bitcast(cur, ft), b.bitcast(v, ft)
     zero = L.Constant(ft, 0.0)
     both_zero = b.and_(b.fcmp_ordered("==", fc, zero), b.fcmp_ordered("==", fv, zero))
     zeros = b.or_(cur, v) if is_min else b.and_(cur, v)     # the bits of two zeros are their signs
     better = b.fcmp_ordered("<" if is_min else ">", fv, fc)
-    r = b.select(both_zero, zeros, b.select(better, v, cur))
-    return b.select(b.fcmp_unordered("uno", fc, fc), v, r)
+    return b.select(both_zero, zeros, b.select(better, v, cur))
 
 
 def _cas_loop(em, p: L.Value, size: int, new_of) -> L.Value:
@@ -210,6 +212,9 @@ def _atomic(em, inst):
     ptr = pointer(em, space, operand(em, ops[1], space), size, ATOMIC)
     # atomics.atomic_update indexes an allocation's words: its host bytes are aligned too
     em.check(em.b.icmp_unsigned("==", em.b.and_(ptr, I64(size - 1)), I64(0)))
+    if opname in ("min", "max") and dtype.kind == "f":    # a NaN in memory: the interpreter's
+        now = em.b.load(em.b.inttoptr(ptr, storage_type(dtype).as_pointer()), align=size)
+        em.check(em.b.fcmp_ordered("ord", now, now))
     slots = [em.new_slot() for _ in range(2 if c is None else 3)]
     em.record(slots[0], ptr)
     em.record(slots[1], v)
