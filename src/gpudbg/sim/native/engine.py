@@ -1,23 +1,25 @@
-"""The native engine: which kernels run compiled segments, compiling a
-program's segments once, and running one segment for a selection.
+"""The native engine: which launches run compiled code, compiling a
+program once, and calling one compiled segment or loop region for a
+selection of threads.
 
 Choice: GPUDBG_ENGINE=interp forces the interpreter, =native compiles
-every program at its first launch, and the default (auto) is a tiered
-JIT: a program runs interpreted until one launch has AUTO_THREADS threads
-or its launches have interpreted AUTO_WORK thread-instructions, then it is
-compiled, so the many tiny kernels of a test suite never pay LLVM's
-compile time. An analysis tool observing execution (sanitizer, tracer)
-and an attached debugger always get the interpreter, whose
-per-instruction events they consume. A program is compiled on its
-first native launch: every segment (sim/native/segments.py) becomes one
-function of one LLVM module, compiled or fetched from the on-disk cache
-(sim/native/code_cache.py), and each segment hangs off the Compiled entry
-of its first pc, so the executor's step loop finds it with one attribute
-read.
+every program at its first launch, and the default (auto) is a tiered JIT:
+a program runs interpreted until one launch has AUTO_THREADS threads or
+its launches have interpreted AUTO_WORK thread-instructions, then it is
+compiled (unless it is larger than AUTO_MAX_INSTRUCTIONS), so the many
+tiny kernels of a test suite never pay LLVM's compile time. An analysis
+tool observing every instruction (sanitizer, tracer) gets the interpreter,
+whose events it consumes; an attached debugger gets the FULL variant,
+which stores every register and runs no loop regions. A program is
+compiled once per variant: every segment (segments.py) and loop region
+(regions.py) becomes one function of one LLVM module, compiled or fetched
+from the on-disk cache (code_cache.py), and hangs off the Compiled entry
+of its first pc (a region: of each block it may be entered at), so the
+executor's step loop finds it with one attribute read.
 
-What it deliberately does not do: compile control flow. The executor's
-Python loop still picks each step's threads and runs branches, barriers
-and warp operations; a segment covers the straight-line work between them.
+What it deliberately does not do: compile the scheduler. The executor's
+Python loop still picks each step's threads and runs barriers, warp
+operations, calls and the branches outside loop regions.
 """
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ ENV_ENGINE = "GPUDBG_ENGINE"
 ENGINES = ("auto", "interp", "native")
 AUTO_THREADS = 1 << 16      # a launch this large compiles its program at once (auto)
 AUTO_WORK = 1 << 22         # thread-instructions interpreted before a program is compiled (auto)
+# auto never compiles a program larger than this: LLVM's time grows with the
+# code (about 2-3 s for 1,200 PTX instructions at -O2; minutes for a 1.9 MB
+# -G libcu++ module), and a compile inside a launch counts against the
+# host's hang timeout. GPUDBG_ENGINE=native still compiles them.
+AUTO_MAX_INSTRUCTIONS = 3000
 
 
 class EngineError(ValueError):
@@ -181,8 +188,8 @@ def mode_for(program, threads: int, debugger: bool) -> int:
     variant = FULL if debugger else PLAIN
     ready = _ATTRS[variant][2]
     if not getattr(program, ready, False):
-        if choice == "auto" and threads < AUTO_THREADS and \
-                getattr(program, "interpreted_work", 0) < AUTO_WORK:
+        if choice == "auto" and (len(program.code) > AUTO_MAX_INSTRUCTIONS or threads < AUTO_THREADS and
+                                 getattr(program, "interpreted_work", 0) < AUTO_WORK):
             return 0
         try:
             prepare(program, variant)
