@@ -152,3 +152,28 @@ def edge_grid(widths: list, seed: int = 0) -> list[np.ndarray]:
         vals = [0, 1] if w == "pred" else edges(w)
         out.append(rng.choice(np.array(vals, dtype=np.uint64), LANES))
     return out
+
+
+def form_tests(forms: list):
+    """The two tests every form table gets: the edge-value grid and
+    hypothesis-drawn lanes, each through `check` (both engines, the form
+    itself run compiled). A module binds them: `test_edge_values,
+    test_random_values = form_tests(FORMS)`."""
+    import pytest
+    from hypothesis import HealthCheck, given, settings
+
+    ids = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(forms)]
+
+    @pytest.mark.parametrize("form", forms, ids=ids)
+    def test_edge_values(form):
+        body, ins, outs = form
+        check(body, ins, outs, edge_grid(ins))
+
+    @pytest.mark.parametrize("form", forms, ids=ids)
+    @settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def test_random_values(form, data):
+        body, ins, outs = form
+        check(body, ins, outs, [data.draw(lanes(w)) for w in ins])
+
+    return test_edge_values, test_random_values

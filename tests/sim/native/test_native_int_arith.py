@@ -5,11 +5,8 @@ really run in a compiled segment (int_forms.check)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from int_forms import LANES, check, edge_grid, lanes
+from int_forms import LANES, check, form_tests
 
 # (body, input widths, output widths)
 FORMS = [
@@ -95,21 +92,9 @@ FORMS = [
     ("cvta.local.u64 {d}, {a};", [64], [64]),
     ("cvta.to.local.u64 {d}, {a};", [64], [64]),
 ]
-IDS = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(FORMS)]
 
 
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-def test_edge_values(form):
-    body, ins, outs = form
-    check(body, ins, outs, edge_grid(ins))
-
-
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_random_values(form, data):
-    body, ins, outs = form
-    check(body, ins, outs, [data.draw(lanes(w)) for w in ins])
+test_edge_values, test_random_values = form_tests(FORMS)
 
 
 def test_division_corner_cases_are_the_interpreters():

@@ -4,11 +4,8 @@ and field positions 0, width-1, width, width+1, 255, 256, 2^31, all ones)
 and hypothesis values; every form must run in a compiled segment."""
 from __future__ import annotations
 
-import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from int_forms import LANES, check, edge_grid, lanes
+from int_forms import LANES, check, form_tests
 
 FORMS = [
     ("shl.b16 {d}, {a}, {b};", [16, 32], [16]),
@@ -73,21 +70,9 @@ FORMS = [
     ("and.pred {d}, {a}, !{b};", ["pred", "pred"], ["pred"]),
     ("xor.pred {d}, {a}, {b};", ["pred", "pred"], ["pred"]),
 ]
-IDS = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(FORMS)]
 
 
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-def test_edge_values(form):
-    body, ins, outs = form
-    check(body, ins, outs, edge_grid(ins))
-
-
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_random_values(form, data):
-    body, ins, outs = form
-    check(body, ins, outs, [data.draw(lanes(w)) for w in ins])
+test_edge_values, test_random_values = form_tests(FORMS)
 
 
 def test_prmt_replicates_the_sign_of_the_selected_byte():

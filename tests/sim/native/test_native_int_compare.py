@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from int_forms import LANES, check, edge_grid, lanes
+from int_forms import LANES, check, form_tests, lanes
 
 FORMS = [
     ("setp.lt.s32 {d}, {a}, {b};", [32, 32], ["pred"]),
@@ -34,7 +34,6 @@ FORMS = [
     ("slct.u64.s32 {d}, {a}, {b}, {c};", [64, 64, 32], [64]),
     ("slct.u16.s32 {d}, {a}, {b}, {c};", [16, 16, 32], [16]),
 ]
-IDS = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(FORMS)]
 
 # f32/f64 bit patterns: zeros, subnormals, normals, infinities, NaNs with payloads
 F32 = [0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000, 0x3F800000,
@@ -57,18 +56,7 @@ FLOAT_FORMS = [
 FIDS = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(FLOAT_FORMS)]
 
 
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-def test_edge_values(form):
-    body, ins, outs = form
-    check(body, ins, outs, edge_grid(ins))
-
-
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_random_values(form, data):
-    body, ins, outs = form
-    check(body, ins, outs, [data.draw(lanes(w)) for w in ins])
+test_edge_values, test_random_values = form_tests(FORMS)
 
 
 @pytest.mark.parametrize("form", FLOAT_FORMS, ids=FIDS)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from int_forms import LANES, check, edge_grid, lanes
+from int_forms import LANES, check, edge_grid, form_tests, lanes
 
 FORMS = [
     ("dp4a.u32.u32 {d}, {a}, {b}, {c};", [32, 32, 32], [32]),
@@ -26,21 +26,9 @@ FORMS = [
     ("fns.b32 {d}, {a}, {b}, {c};", [32, 32, 32], [32]),
     ("fns.b32 {d}, {a}, {b}, -3;", [32, 32], [32]),
 ]
-IDS = [f[0].split(" ")[0] + f"-{i}" for i, f in enumerate(FORMS)]
 
 
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-def test_edge_values(form):
-    body, ins, outs = form
-    check(body, ins, outs, edge_grid(ins))
-
-
-@pytest.mark.parametrize("form", FORMS, ids=IDS)
-@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_random_values(form, data):
-    body, ins, outs = form
-    check(body, ins, outs, [data.draw(lanes(w)) for w in ins])
+test_edge_values, test_random_values = form_tests(FORMS)
 
 
 SHARED, LOCAL, SIZE = 0x7E00_0000_0000, 0x7F00_0000_0000, 1 << 32
