@@ -407,6 +407,15 @@ class SegmentEmitter:
         self.plan.nslots += 1
         return s
 
+    def predicate_combiner(self, inst: ir.Instruction, bool_op: str | None):
+        """setp/set's .and/.or/.xor with the predicate in the last operand,
+        as a function of the comparison's result (identity without one)."""
+        if bool_op is None:
+            return lambda v: v
+        c = self.read(inst.operands[3], BOOL)
+        op = {"and": self.b.and_, "or": self.b.or_, "xor": self.b.xor}[bool_op]
+        return lambda v: op(v, c)
+
     def guard_value(self, inst: ir.Instruction) -> L.Value:
         """The instruction's guard (@p / @!p) as i1."""
         p = self.read(inst.guard, BOOL)

@@ -186,11 +186,7 @@ def _comparison(em, inst, m, t, ftz):
         raise NotNative("comparison without an operator")
     x, y = em.read(inst.operands[1], t.dtype), em.read(inst.operands[2], t.dtype)
     r = _compare(em, t, cmp, x, y, ftz and t.kind == "f")
-    if bool_op is None:
-        return r, None
-    c = em.read(inst.operands[3], BOOL)
-    op = {"and": em.b.and_, "or": em.b.or_, "xor": em.b.xor}[bool_op]
-    return r, (lambda v: op(v, c))
+    return r, em.predicate_combiner(inst, bool_op)
 
 
 @lower("setp", types="f")
@@ -202,10 +198,10 @@ def setp(em, inst):
     dst = inst.operands[0]
     if isinstance(dst, ir.PredicatePair):
         nr = em.b.not_(r)
-        em.write(dst.first, r if comb is None else comb(r), BOOL)
-        em.write(dst.second, nr if comb is None else comb(nr), BOOL)
+        em.write(dst.first, comb(r), BOOL)
+        em.write(dst.second, comb(nr), BOOL)
         return
-    em.write(dst, r if comb is None else comb(r), BOOL)
+    em.write(dst, comb(r), BOOL)
 
 
 @lower("set", types="f")
@@ -222,8 +218,7 @@ def set_(em, inst):
     if dt.name not in _FLOATS + tuple(fp16.FORMATS) and dt.kind not in "usb":
         raise NotNative(f"set with a {dt.name} destination stays interpreted")
     r, comb = _comparison(em, inst, m, st, ftz)
-    if comb is not None:
-        r = comb(r)
+    r = comb(r)
     # true: 1.0 for a float destination, all ones for an integer one
     if dt.name == "f16":
         one, zero = fp16.as_half(em.b, I16(0x3C00)), fp16.as_half(em.b, I16(0))

@@ -64,11 +64,7 @@ def _comparison(em, inst, m, t):
         raise NotNative(f"{inst.full_opcode} with {len(inst.operands)} operands")
     x, y = em.read(inst.operands[1], t.dtype), em.read(inst.operands[2], t.dtype)
     r = compare(em, x, y, cmp, t)
-    if bool_op is None:
-        return r, (lambda v: v)
-    c = em.read(inst.operands[3], BOOL)
-    op = {"and": em.b.and_, "or": em.b.or_, "xor": em.b.xor}[bool_op]
-    return r, (lambda v: op(v, c))
+    return r, em.predicate_combiner(inst, bool_op)
 
 
 @lower("setp", types="iub")
