@@ -57,14 +57,20 @@ def dot(em, inst):
     em.write(d, acc, out)
 
 
-@lower("bmsk", types="b")
-def bmsk(em, inst):
+def _clamp_or_wrap_32(em, inst):
+    """(.clamp or .wrap, the type) of bmsk/szext; only 32-bit forms are native."""
     m = em.mods(inst)
     mode = m.take("clamp", "wrap") or "clamp"
     t = m.one_type()
     m.finish()
     if t.bits != 32:
         raise NotNative(f"{inst.full_opcode}")
+    return mode, t
+
+
+@lower("bmsk", types="b")
+def bmsk(em, inst):
+    mode, t = _clamp_or_wrap_32(em, inst)
     d, a, bo = inst.operands
     b = em.b
     x = b.zext(em.read(a, t.dtype), I64)
@@ -85,12 +91,7 @@ def bmsk(em, inst):
 
 @lower("szext", types="iu")
 def szext(em, inst):
-    m = em.mods(inst)
-    mode = m.take("clamp", "wrap") or "clamp"
-    t = m.one_type()
-    m.finish()
-    if t.bits != 32:
-        raise NotNative(f"{inst.full_opcode}")
+    mode, t = _clamp_or_wrap_32(em, inst)
     d, a, bo = inst.operands
     b = em.b
     ua = b.zext(M.extend(b, em.read(a, t.dtype), 32, False), I64)
