@@ -15,6 +15,8 @@ compiled code is valid in any process (sim/native/code_cache.py).
 """
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 READABLE, WRITABLE = 1, 2
@@ -128,7 +130,7 @@ class WaveEnvironment:
                                 dtype=np.uint64)
         self.env[ENV["symbols"]] = _ptr(self.symbols)
         self.env[ENV["sched"]] = _ptr(X.sched)
-        self.scratch = np.zeros(0, dtype=np.uint64)
+        self.scratch = _EMPTY
         self._gversion = None
         self.refresh_globals()
         self.env_address = _ptr(self.env)
@@ -150,8 +152,24 @@ class WaveEnvironment:
     def ensure_scratch(self, rows: int, n: int) -> None:
         need = rows * n
         if self.scratch.shape[0] < need:
-            self.scratch = np.zeros(max(need, 2 * self.scratch.shape[0]), dtype=np.uint64)
+            self.scratch = scratch_rows(need)
             self.env[ENV["scratch"]] = _ptr(self.scratch)
+
+
+_EMPTY = np.zeros(0, dtype=np.uint64)
+_scratch = threading.local()
+
+
+def scratch_rows(need: int) -> np.ndarray:
+    """At least `need` scratch words, shared by the waves this host thread
+    runs: a native call fills the rows it reads back within the same
+    call, so one wave's leftovers are never another's input, and a fresh
+    array per wave (a large wave's rows are megabytes) cost about a
+    millisecond of page faults every wave."""
+    got = getattr(_scratch, "rows", _EMPTY)
+    if got.shape[0] < need:
+        got = _scratch.rows = np.zeros(max(need, 2 * got.shape[0]), dtype=np.uint64)
+    return got
 
 
 # The value of a symbol this wave's kernel does not have (another kernel's
