@@ -266,7 +266,6 @@ class WaveExecution(FaultReporting):
         self.native_env = None
         self.native_on = False    # the executor turns it on when compiled segments may run
         self.native_threads = 1   # host threads for one native call (GPUDBG_THREADS)
-        self.native_parts = None
         entry = const.entry
         self.all_valid = plan.threads_per_block == plan.slots_per_block
         self.sched = arrays.sched

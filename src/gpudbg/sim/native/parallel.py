@@ -81,6 +81,9 @@ class Part:
         self.env[ENV["scratch"]] = self.scratch.ctypes.data
 
 
+_parts = threading.local()
+
+
 def split(X, idx, parts: int) -> list[np.ndarray]:
     """The selection as index arrays, cut into about `parts` pieces at
     block boundaries (a block's threads stay on one host thread)."""
@@ -108,9 +111,11 @@ def run_parts(seg, X, idx, threads: int, setup=None) -> list[Part] | None:
     to `threads` host threads; the parts (for their results) on success,
     None when a check failed (nothing was written)."""
     pieces = split(X, idx, threads)
-    partsets = X.native_parts
+    partsets = getattr(_parts, "sets", None)
     if partsets is None or len(partsets) < len(pieces):
-        partsets = X.native_parts = [Part() for _ in range(max(len(pieces), threads))]
+        # kept by the calling host thread across waves: each wave's fresh
+        # scratch cost page faults inside the native calls (environment.py)
+        partsets = _parts.sets = [Part() for _ in range(max(len(pieces), threads))]
     parent = X.native_env.env
     parts = partsets[:len(pieces)]
     regs = X.reg_ptrs.ctypes.data

@@ -62,6 +62,7 @@ def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict
         cur, live_in, written, can_fail = [], set(), set(), False
 
     kills: dict[int, int] = {}
+    uses: dict[int, int] = {}
     lowered: dict[int, tuple] = {}
     for pc, c in enumerate(code):
         if leader[pc] and cur:
@@ -75,6 +76,7 @@ def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict
             continue
         low, reads, writes = found
         lowered[pc] = (low.effect, reads, writes)
+        uses[pc] = sum(1 << k for k in reads)
         if c.inst.guard is None:
             kills[pc] = sum(1 << k for k in writes)
         cur.append(pc)
@@ -84,7 +86,7 @@ def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict
         if low.effect == "write":
             close()
     close()
-    live = live_after(program, kills)
+    live = live_after(program, kills, uses)
     for plan in out:
         bits = live[plan.end - 1]
         plan.live_out = {k for k in range(bits.bit_length()) if bits >> k & 1}
