@@ -31,7 +31,7 @@ from typing import Any
 from gpudbg.driver import commands as C
 from gpudbg.driver.status import CUresult, EngineError
 from gpudbg.driver.types import CU_CTX_SCHED_MASK, CUctx_flags, CUfunc_cache, CUlimit, CUsharedconfig
-from gpudbg.sim import kernel_watch, schedule
+from gpudbg.sim import kernel_watch, launch_settings, schedule
 from gpudbg.sim import launch_limits as sim_limits
 from gpudbg.sim.native import engine as native_engine
 from gpudbg.sim.native import parallel as native_parallel
@@ -196,6 +196,8 @@ def check_launch_settings() -> None:
     launch is enqueued: a bad value refuses the launch call with
     CUDA_ERROR_INVALID_VALUE naming the variable, instead of failing the
     launch on the device, where it would become the context's sticky error."""
+    if launch_settings.current() is not None:
+        return      # every value parsed (again only after one changed): nothing to refuse
     try:
         kernel_watch.check_environment()
         if os.environ.get(schedule.ENV_SCHEDULE) or os.environ.get(schedule.ENV_SEED):
