@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpudbg.sim import cluster as _cluster
-from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits, param_window,
-                        schedule, sm_pool, timing)
+from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits,
+                        launch_settings, param_window, schedule, sm_pool, timing)
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
@@ -70,8 +70,28 @@ def instruction_budget(gpu) -> int | None:
     env = budget_from_environment()
     if env is not None:
         return env
+    return _configured_budget(gpu)
+
+
+def _configured_budget(gpu) -> int | None:
     b = getattr(gpu, "instruction_budget", None) or getattr(gpu.model, "instruction_budget", DEFAULT_BUDGET)
     return int(b) if b else None
+
+
+def _launch_environment(gpu, job) -> tuple:
+    """(budget, watch, schedule, host threads) of a launch, from the
+    environment settings parsed once per change (sim/launch_settings.py);
+    a bad value is refused by the parsers themselves, as it always was."""
+    env = launch_settings.current()
+    if env is None:
+        budget = instruction_budget(gpu)
+        watch = (_JobWatch if job is not None else KernelWatch).for_launch(budget)
+        order = schedule.for_launch()
+        native_engine.chosen()
+        return budget, watch, order, native_parallel.host_threads()
+    budget = env.budget if env.budget is not None else _configured_budget(gpu)
+    watch = (_JobWatch if job is not None else KernelWatch)(budget, env.timeout)
+    return budget, watch, schedule.for_launch(), env.threads
 
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
@@ -89,11 +109,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     block = tuple(int(b) for b in block)
     job = engines.current_job()
     try:
-        budget = instruction_budget(gpu)
-        watch = (_JobWatch if job is not None else KernelWatch).for_launch(budget)
-        order = schedule.for_launch()
-        native_engine.chosen()
-        threads = native_parallel.host_threads()
+        budget, watch, order, threads = _launch_environment(gpu, job)
     except (LaunchSettingError, schedule.ScheduleError, native_engine.EngineError,
             native_parallel.ThreadsError) as e:
         raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
