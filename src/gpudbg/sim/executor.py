@@ -45,6 +45,7 @@ from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
 from gpudbg.sim.native import engine as native_engine
+from gpudbg.sim import subwaves
 from gpudbg.sim.native import parallel as native_parallel
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff
@@ -177,7 +178,10 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         if tap is not None:
                             tap.wave_begin(X)
                         try:
-                            if port is None:
+                            if port is None and subwaves.applies(X, threads, order, port, tap, workspace is not None,
+                                                                 csize, placement.default):
+                                subwaves.run(X, res, watch, wave_index, nwaves, threads, run_wave)
+                            elif port is None:
                                 visits = watch.start_wave(X, wave_index, nwaves)
                                 run_wave(X, watch, visits, order)
                             else:

@@ -74,7 +74,7 @@ def wave_environment(X) -> WaveEnvironment:
 class NativeSegment:
     """One compiled segment: call it for a selection of threads."""
 
-    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass")
+    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "atomic")
 
     def __init__(self, fn, plan):
         self.fn = fn
@@ -83,6 +83,7 @@ class NativeSegment:
         self.length = plan.end - plan.start
         self.rows = plan.nslots
         self.two_pass = plan.two_pass
+        self.atomic = None        # has an atomic (sim/subwaves.py keeps its gate for those): on first use
 
     def crosses(self, leader, program_leader) -> bool:
         """Whether a leader array with extra leaders (a debugger's
@@ -115,7 +116,19 @@ class NativeSegment:
             return parallel.run_parts(self, X, idx, X.native_threads) is not None
         if self.rows:
             env.ensure_scratch(self.rows, n)
-        return self.fn(X.reg_ptrs.ctypes.data, iptr, n, env.env_address) < 0
+        fn, regs, address = self.fn, X.reg_ptrs.ctypes.data, env.env_address
+        gate = X.native_gate
+        if gate is not None and not self._atomic(X.program):
+            return gate.native(lambda: fn(regs, iptr, n, address)) < 0
+        return fn(regs, iptr, n, address) < 0
+
+    def _atomic(self, program) -> bool:
+        """Whether the code has an atomic: a sub-wave runs those holding
+        its gate, so that they stay atomic against the interpreter's."""
+        if self.atomic is None:
+            self.atomic = any(program.code[pc].inst.opcode in ("atom", "red")
+                              for pc in range(self.start, self.end))
+        return self.atomic
 
 
 class NativeRegion(NativeSegment):
