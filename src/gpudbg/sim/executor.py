@@ -45,6 +45,7 @@ from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
 from gpudbg.sim.native import engine as native_engine
+from gpudbg.sim.native import differential as native_differential
 from gpudbg.sim import subwaves
 from gpudbg.sim.native import parallel as native_parallel
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
@@ -106,6 +107,9 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     device run after its last wave (sim/device_runtime.py); `depth` and
     `parent` say where a device-launched grid sits in that tree. `cluster`:
     the thread-block cluster shape (sim/cluster.py), None without."""
+    if native_differential.wanted():    # GPUDBG_DIFFERENTIAL: run under both engines and compare
+        return native_differential.launch(launch_grid, gpu, function, grid, block, shared_bytes, params, grid_id,
+                                          observer, cooperative, depth, parent, cluster)
     grid = tuple(int(g) for g in grid)
     block = tuple(int(b) for b in block)
     job = engines.current_job()
@@ -195,6 +199,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                             cycles += X.cycles
                             gpu_clock_advance(gpu, X.cycles)
                             X.flush_printf()
+                            native_differential.wave_end(X)   # registers at exit, when comparing
                     finally:
                         pool.release(placement)
                     wave_index += 1

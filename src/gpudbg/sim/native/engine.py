@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from contextlib import contextmanager
 
 import warnings
 
@@ -49,8 +50,26 @@ class EngineError(ValueError):
     """GPUDBG_ENGINE names no engine."""
 
 
+_forced = threading.local()    # engine and variant a differential launch imposes on its thread
+
+
+@contextmanager
+def force(choice: str, full: bool = False):
+    """Within: this thread's launches use `choice` (and the FULL variant
+    when `full`), whatever GPUDBG_ENGINE says (sim/native/differential.py)."""
+    old = getattr(_forced, "value", None)
+    _forced.value = (choice, full)
+    try:
+        yield
+    finally:
+        _forced.value = old
+
+
 def chosen() -> str:
     """The engine GPUDBG_ENGINE asks for (default auto)."""
+    forced = getattr(_forced, "value", None)
+    if forced is not None:
+        return forced[0]
     raw = os.environ.get(ENV_ENGINE, "").strip().lower()
     if not raw:
         return "auto"
@@ -198,7 +217,7 @@ def mode_for(program, threads: int, debugger: bool) -> int:
     choice = chosen()
     if choice == "interp" or shutdown.closed():
         return 0
-    variant = FULL if debugger else PLAIN
+    variant = FULL if debugger or (getattr(_forced, "value", None) or (0, False))[1] else PLAIN
     ready = _ATTRS[variant][2]
     if not getattr(program, ready, False):
         if choice == "auto" and (len(program.code) > AUTO_MAX_INSTRUCTIONS or threads < AUTO_THREADS and

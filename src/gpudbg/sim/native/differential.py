@@ -1,0 +1,270 @@
+"""The differential launch mode (GPUDBG_DIFFERENTIAL=1): every launch runs
+twice, interpreted and then natively, from the same state, and any
+difference stops the program with a DifferentialMismatch naming the
+kernel and the first differing byte, register or report.
+
+The one idea: launch_grid hands the whole launch here (one line at its
+top); each run is an ordinary launch_grid call on this thread with the
+engine forced (engine.force), so every mechanism (waves, children of
+dynamic parallelism, faults, printf) runs as it always does. Between the
+runs differential_state.py puts memory and the launch-visible GPU state
+back. The native run always compiles (no auto tier); with
+GPUDBG_DIFFERENTIAL=full a third run compares the FULL variant (the one a
+debugger gets) too. The last run's effects and result are the launch's.
+
+Launches that cannot be compared run once, as usual, and are counted by
+reason (`stats`, and one JSON line each in GPUDBG_DIFFERENTIAL_LOG):
+a debugger attached or an analysis tool observing (they would see every
+event twice), a kernel reading %clock/%globaltimer (they advance with the
+engine's cycle count), a random schedule or GPUDBG_THREADS > 1 (another
+legal interleaving per run), a cooperative launch (its grid workspace is
+reallocated at another address), a program the native engine does not
+compile or over MAX_INSTRUCTIONS, another grid running at the same time
+(its writes would be undone), and a first run stopped by the hang timeout
+or Ctrl-C. While a differential launch runs, other launches wait for it,
+so a kernel that waits for a grid of another stream hangs (reported by
+the hang timeout) under this mode.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import threading
+from collections import Counter
+
+from gpudbg.sim.faults import HangKind, KernelFault
+from gpudbg.sim.native import engine
+from gpudbg.sim.native.differential_state import (DifferentialMismatch, GpuImage, MemoryImage, ResourceImage,
+                                                  RunRecord, first_difference, unstored_registers)
+
+ENV_DIFFERENTIAL = "GPUDBG_DIFFERENTIAL"
+ENV_LOG = "GPUDBG_DIFFERENTIAL_LOG"
+MAX_INSTRUCTIONS = 20000      # larger programs take LLVM minutes to compile: not compared
+_ON = {"1": "plain", "on": "plain", "yes": "plain", "true": "plain", "plain": "plain", "full": "full"}
+_OFF = {"", "0", "off", "no", "false"}
+
+stats: Counter = Counter()    # "compared", "skipped: <reason>", "mismatch"
+_tls = threading.local()
+_cv = threading.Condition()
+_running = 0                  # launches running now, outside any differential one
+_exclusive = False            # a differential launch is running
+
+
+def mode() -> str | None:
+    """None (off), "plain" or "full", from GPUDBG_DIFFERENTIAL."""
+    raw = os.environ.get(ENV_DIFFERENTIAL, "").strip().lower()
+    if raw in _OFF:
+        return None
+    if raw not in _ON:
+        raise engine.EngineError(f"{ENV_DIFFERENTIAL}={raw!r} is not a mode (choose 0, 1 or full)")
+    return _ON[raw]
+
+
+def wanted() -> bool:
+    """Whether launch_grid must hand this launch to `launch` (the mode is
+    on, or misspelt, and this thread is not already inside a launch)."""
+    if getattr(_tls, "depth", 0):
+        return False
+    return os.environ.get(ENV_DIFFERENTIAL, "").strip().lower() not in _OFF
+
+
+_CLOCKS = re.compile(r"%(clock|clock_hi|clock64|globaltimer|globaltimer_lo|globaltimer_hi)\b")
+
+
+def _reads_clock(program, kernel: str) -> bool:
+    """Whether the kernel or a function it may call reads a clock."""
+    cache = getattr(program, "differential_clock", None)
+    if cache is None:
+        cache = program.differential_clock = {}
+    got = cache.get(kernel)
+    if got is None:
+        reach = program.reachable(kernel)
+        got = cache[kernel] = any(c.function in reach and _CLOCKS.search(c.inst.text) for c in program.code)
+    return got
+
+
+def _skip_reason(gpu, function, cooperative: bool) -> str | None:
+    from gpudbg.sim import debug_port, instrument, schedule
+    from gpudbg.sim.native import parallel
+    program = function.program
+    if debug_port.port_for(gpu) is not None:
+        return "a debugger is attached"
+    if instrument.active() is not None:
+        return "an analysis tool observes the launch"
+    if _reads_clock(program, function.name):
+        return "the kernel reads %clock or %globaltimer"
+    if schedule.for_launch() is not None:
+        return "a random schedule (GPUDBG_SCHEDULE)"
+    if parallel.host_threads() > 1:
+        return "GPUDBG_THREADS > 1"
+    if cooperative:
+        return "a cooperative launch"
+    if len(program.code) > MAX_INSTRUCTIONS:
+        return f"the program has over {MAX_INSTRUCTIONS} instructions"
+    return None
+
+
+def _log(entry: dict) -> None:
+    path = os.environ.get(ENV_LOG)
+    if not path:
+        return
+    line = json.dumps({"pid": os.getpid(), **entry}) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode())          # one write of a short line: whole under O_APPEND
+    finally:
+        os.close(fd)
+
+
+def _count(function, status: str) -> None:
+    stats[status] += 1
+    _log({"kernel": function.name, "status": status})
+
+
+def launch(launch_grid, gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
+           observer=None, cooperative: bool = False, depth: int = 0, parent=None, cluster=None):
+    """launch_grid's launch (same arguments) under both engines, compared;
+    or run once, counted as skipped, when it cannot be compared. Returns
+    the last run's LaunchStats."""
+    global _running, _exclusive
+    args = (grid, block, shared_bytes, params, grid_id, observer, cooperative, depth, parent, cluster)
+    try:
+        mode()
+    except engine.EngineError as e:
+        from gpudbg.sim.debug_port import LaunchAborted
+        raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
+    try:
+        reason = _skip_reason(gpu, function, cooperative)
+    except ValueError:          # a bad setting: the launch itself refuses it with its message
+        reason = "a launch setting is refused"
+    with _cv:
+        while _exclusive:
+            _cv.wait()
+        if reason is None and _running:
+            reason = "another grid runs at the same time"
+        if reason is None:
+            _exclusive = True
+        else:
+            _running += 1
+    try:
+        if reason is None:
+            reason = _compile(function)
+        if reason is not None:
+            _count(function, f"skipped: {reason}")
+            return _inside(launch_grid, gpu, function, args)
+        return _differential(launch_grid, gpu, function, args)
+    finally:
+        with _cv:
+            if reason is None:
+                _exclusive = False
+            else:
+                _running -= 1
+            _cv.notify_all()
+
+
+def _compile(function) -> str | None:
+    """Compile the program now (as GPUDBG_ENGINE=native would); a reason
+    when no native code came of it."""
+    with engine.force("native", full=False):
+        variant = engine.mode_for(function.program, 1 << 30, debugger=False)
+    return None if variant else "the native engine compiled none of the program"
+
+
+def _inside(launch_grid, gpu, function, args):
+    _tls.depth = getattr(_tls, "depth", 0) + 1
+    try:
+        return launch_grid(gpu, function, *args)
+    finally:
+        _tls.depth -= 1
+
+
+def _run(launch_grid, gpu, function, args, record: RunRecord):
+    """One run with its engine forced, recording waves, printf and the outcome."""
+    with gpu._printf_lock:
+        kept, gpu.printf_buffer = gpu.printf_buffer, []
+    _tls.record = record
+    stats_ = None
+    try:
+        with engine.force("interp" if record.engine == "interp" else "native", full=record.engine == "full"):
+            stats_ = _inside(launch_grid, gpu, function, args)
+        record.work = stats_.thread_instructions
+    except KernelFault as e:
+        record.fault = str(e)
+        record.error = e
+    except BaseException as e:
+        record.error = e
+    finally:
+        _tls.record = None
+        with gpu._printf_lock:
+            record.printf, gpu.printf_buffer = gpu.printf_buffer, kept
+    return stats_
+
+
+def _timed_out(error: BaseException | None) -> bool:
+    if error is None:
+        return False
+    if not isinstance(error, KernelFault):
+        return True            # aborted (context failed, reset, Ctrl-C): nothing to compare
+    # where the instruction budget stops a kernel depends on the engine's
+    # step size (a loop region runs many iterations per step), so a budget
+    # fault is as little comparable as a timeout
+    return getattr(error.report, "hang", None) in (HangKind.KERNEL_TIMEOUT, HangKind.INTERRUPTED,
+                                                   HangKind.INSTRUCTION_BUDGET)
+
+
+def _why(error: BaseException) -> str:
+    hang = getattr(getattr(error, "report", None), "hang", None)
+    return hang.value if hang is not None else type(error).__name__
+
+
+def _differential(launch_grid, gpu, function, args):
+    program = function.program
+    state = GpuImage(gpu, program)
+    image = MemoryImage.take(gpu.memory)
+    resources = ResourceImage(gpu)
+    runs = ["interp", "plain"] + (["full"] if mode() == "full" else [])
+    ref = None
+    result = None
+    for i, name in enumerate(runs):
+        if i:
+            image.restore(ref.memory)
+            resources.restore()
+            state.restore()
+        rec = RunRecord(name, None if name != "plain" else frozenset(
+            range(len(program.reg_dtypes))) - unstored_registers(program))
+        result = _run(launch_grid, gpu, function, args, rec)
+        rec.memory = image.changed(gpu.memory)
+        if ref is None:
+            ref = rec
+            if _timed_out(rec.error):
+                _count(function, f"skipped: the first run stopped ({_why(rec.error)})")
+                raise rec.error
+            continue
+        if _timed_out(rec.error):
+            _count(function, f"skipped: the {name} run stopped ({type(rec.error).__name__})")
+            raise rec.error
+        found = first_difference(function.name, program, ref, rec, image)
+        if found is not None:
+            stats["mismatch"] += 1
+            _log({"kernel": function.name, "status": "mismatch", "engine": name, "message": found})
+            print(f"gpudbg: differential launch mismatch: {found}", file=sys.stderr, flush=True)
+            raise DifferentialMismatch(found)
+    _count(function, "compared")
+    with gpu._printf_lock:
+        gpu.printf_buffer.extend(rec.printf)
+    if rec.error is not None:
+        raise rec.error
+    return result
+
+
+def wave_end(X) -> None:
+    """launch_grid's per-wave hook: record the wave's registers when a
+    differential run is recording (a thread-local test otherwise)."""
+    record = getattr(_tls, "record", None)
+    if record is not None:
+        record.wave_end(X)
+
+
+__all__ = ["DifferentialMismatch", "ENV_DIFFERENTIAL", "launch", "mode", "stats", "wanted", "wave_end"]
