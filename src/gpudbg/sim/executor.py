@@ -40,7 +40,7 @@ import numpy as np
 
 from gpudbg.sim import cluster as _cluster
 from gpudbg.sim import (debug_port, device_runtime, engines, instrument, kernel_watch, launch_limits,
-                        launch_settings, param_window, schedule, sm_pool, timing)
+                        launch_settings, launch_template, param_window, schedule, sm_pool, timing)
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
@@ -125,21 +125,21 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     total = 0
     steps = 0
     cycles = 0
-    plan = build_waves(gpu.model, function, grid, block, shared_bytes, cluster or (1, 1, 1))
-    res = _checkout_resources(gpu, plan, function, shared_bytes)
+    template = launch_template.for_launch(gpu, function, grid, block, shared_bytes, cluster)
+    plan = template.plan
+    res = _checkout_resources(gpu, plan, function, shared_bytes, template)
     pool = sm_pool.pool_for(gpu)
-    shape = sm_pool.BlockShape.of(gpu.model, plan.threads_per_block, function.num_regs,
-                                  function.static_shared + int(shared_bytes), plan.blocks_per_sm)
+    shape = template.shape
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
     native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
                                     debugger=port is not None)
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None
-    nwaves = len(plan.waves)
+    nwaves = template.nwaves
     children = device_runtime.DeviceLaunches(gpu, grid_id, depth)
     workspace = grid_workspace(gpu, function) if cooperative else None
-    csize = _cluster.size(plan.cluster)
+    csize = template.csize
     wave_index = 0
     try:
         if port is not None:
@@ -167,7 +167,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         else:
                             blocks, wave_blocks = wave_blocks, wave_blocks[:0]
                         X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
-                                          blocks, plan, budget - total, res)
+                                          blocks, plan, budget - total, res, template)
                         if not placement.default:
                             place(X, placement)
                         X.observer = observer
@@ -281,9 +281,10 @@ def place(X: WaveExecution, placement: sm_pool.Placement) -> None:
 _resources_lock = threading.Lock()
 
 
-def _checkout_resources(gpu, plan, function, shared_bytes: int):
+def _checkout_resources(gpu, plan, function, shared_bytes: int, template=None):
     """The launch's reusable arrays (wave.py LaunchResources), never the
-    set another grid running concurrently is using."""
+    set another grid running concurrently is using; `template` (sim/
+    launch_template.py) brings the sizes they are keyed by."""
     with _resources_lock:
         busy = getattr(gpu, "_resources_busy", None)
         if busy is None:
@@ -291,7 +292,11 @@ def _checkout_resources(gpu, plan, function, shared_bytes: int):
         cached = getattr(gpu, "_launch_resources", None)
         if cached is not None and id(cached[1]) in busy:
             gpu._launch_resources = None     # in use: this launch makes (and caches) its own
-        res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
+        if template is None:
+            res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
+        else:
+            res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, template.local_size,
+                                             template.segment_bytes)
         busy.add(id(res))
         return res
 

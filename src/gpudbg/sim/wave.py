@@ -64,9 +64,14 @@ class LaunchResources:
     occupant left them (deterministically)."""
 
     @classmethod
-    def for_launch(cls, gpu, plan: WavePlan, function, shared_bytes: int, local_size: int) -> "LaunchResources":
+    def for_launch(cls, gpu, plan: WavePlan, function, shared_bytes: int, local_size: int,
+                   segment_bytes: int | None = None) -> "LaunchResources":
+        """`segment_bytes`: the block's shared segment when the caller has it
+        (sim/launch_template.py), else computed here."""
+        if segment_bytes is None:
+            segment_bytes = reserved_smem.segment_bytes(function, gpu.model, shared_bytes)
         key = (id(function.program), function.name, plan.largest_wave, plan.slots_per_block,
-               reserved_smem.segment_bytes(function, gpu.model, shared_bytes), local_size)
+               segment_bytes, local_size)
         cached = getattr(gpu, "_launch_resources", None)
         if cached is not None and cached[0] == key and cached[2] is function.program:
             return cached[1]
@@ -221,7 +226,7 @@ class WaveExecution(FaultReporting):
     """Architectural state of one wave plus the mechanisms ops invoke."""
 
     def __init__(self, gpu, function, grid, block, shared_bytes, params, grid_id,
-                 wave_blocks, plan: WavePlan, budget: int, res: LaunchResources):
+                 wave_blocks, plan: WavePlan, budget: int, res: LaunchResources, template=None):
         self.gpu = gpu
         self.function = function
         self.program = function.program
@@ -235,8 +240,12 @@ class WaveExecution(FaultReporting):
         self.dynamic_shared = int(shared_bytes)
         # the block's shared segment: its shared memory, and the reserved
         # region (sim/reserved_smem.py) when the kernel names it
-        self.shared_per_block = reserved_smem.segment_bytes(function, gpu.model, shared_bytes)
-        self.reserved_smem = reserved_smem.region(function, gpu.model, shared_bytes)
+        if template is None:
+            self.shared_per_block = reserved_smem.segment_bytes(function, gpu.model, shared_bytes)
+            self.reserved_smem = reserved_smem.region(function, gpu.model, shared_bytes)
+        else:     # the launch's (sim/launch_template.py), the same values computed once per shape
+            self.shared_per_block = template.segment_bytes
+            self.reserved_smem = template.region
         self.shared_symbols = function.shared_layout
         self.envregs = [0] * 32
         self.on_brkpt = None

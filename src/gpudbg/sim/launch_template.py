@@ -1,0 +1,95 @@
+"""Launch templates: what a launch derives from its shape alone, computed
+once per shape instead of once per launch.
+
+A stream of small launches repeats the same (kernel, grid, block, dynamic
+shared bytes, cluster) over and over, and every launch used to recompute
+the same wave plan (occupancy), SM-pool block shape, shared segment size,
+reserved shared region and local-memory size before running a single
+instruction. The one idea: these are pure functions of the shape, the
+kernel's attributes, the device model and the stack limit, so a template
+keyed by the shape keeps them, and is used only while everything it was
+derived from is still the same object with the same values (checked on
+every look-up: the kernel's program, register count, static shared and
+local sizes, whether its code names the reserved shared region, the
+device model, the stack limit). Anything else is made afresh.
+
+What it deliberately does not do: keep anything that a launch changes
+(registers, memories, barriers: sim/wave.py LaunchResources owns the
+reusable arrays and decides when they may be reused), or keep an error
+(a shape that cannot run is refused on every launch).
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+
+from gpudbg.sim import cluster as _cluster
+from gpudbg.sim import launch_limits, reserved_smem, sm_pool
+from gpudbg.sim.wave import stack_limit_of
+from gpudbg.sim.wave_plan import WavePlan, build_waves
+
+TEMPLATES_KEPT = 64      # shapes remembered per GPU (oldest forgotten first)
+
+
+class LaunchTemplate:
+    """One launch shape's derived values (read-only once made)."""
+
+    __slots__ = ("function", "program", "model", "stack_limit", "num_regs", "static_shared", "local_attr",
+                 "reserved", "plan", "shape", "nwaves", "csize", "segment_bytes", "region", "local_size")
+
+    def __init__(self, gpu, function, grid, block, shared_bytes: int, cluster, stack_limit: int):
+        model = gpu.model
+        self.function = weakref.ref(function)     # a template keeps no unloaded module alive
+        self.program = weakref.ref(function.program)
+        self.model = model
+        self.stack_limit = stack_limit
+        self.num_regs = function.num_regs
+        self.static_shared = function.static_shared
+        self.local_attr = getattr(function, "local_size", 0)
+        self.reserved = reserved_smem.uses_reserved(function.program)
+        plan = self.plan = build_waves(model, function, grid, block, shared_bytes, cluster)
+        self.shape = sm_pool.BlockShape.of(model, plan.threads_per_block, function.num_regs,
+                                           function.static_shared + shared_bytes, plan.blocks_per_sm)
+        self.nwaves = len(plan.waves)
+        self.csize = _cluster.size(plan.cluster)
+        self.segment_bytes = reserved_smem.segment_bytes(function, model, shared_bytes)
+        self.region = reserved_smem.region(function, model, shared_bytes)
+        self.local_size = launch_limits.thread_local_bytes(function, stack_limit)
+
+    def current(self, gpu, function, stack_limit: int) -> bool:
+        """Whether everything the template was derived from is unchanged."""
+        return (self.function() is function and self.program() is function.program and self.model is gpu.model
+                and self.stack_limit == stack_limit and self.num_regs == function.num_regs
+                and self.static_shared == function.static_shared
+                and self.local_attr == getattr(function, "local_size", 0)
+                and self.reserved == reserved_smem.uses_reserved(function.program))
+
+
+_lock = threading.Lock()
+
+
+def for_launch(gpu, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
+               cluster: tuple[int, int, int] | None) -> LaunchTemplate:
+    """The template of this launch shape, made (and remembered on the GPU)
+    when there is none or the one kept is stale. Raises what build_waves
+    raises for a shape that cannot run."""
+    shared_bytes = int(shared_bytes)
+    cluster = tuple(cluster) if cluster else (1, 1, 1)
+    stack_limit = stack_limit_of(gpu)
+    key = (id(function), grid, block, shared_bytes, cluster)
+    kept = gpu.__dict__.get("_launch_templates")
+    if kept is None:
+        with _lock:
+            kept = gpu.__dict__.setdefault("_launch_templates", {})
+    t = kept.get(key)
+    if t is not None and t.current(gpu, function, stack_limit):
+        return t
+    t = LaunchTemplate(gpu, function, grid, block, shared_bytes, cluster, stack_limit)
+    with _lock:
+        if len(kept) >= TEMPLATES_KEPT and key not in kept:
+            kept.pop(next(iter(kept)), None)
+        kept[key] = t
+    return t
+
+
+__all__ = ["LaunchTemplate", "WavePlan", "for_launch", "TEMPLATES_KEPT"]
