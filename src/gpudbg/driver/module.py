@@ -32,7 +32,7 @@ from gpudbg.sim import launch_limits as sim_launch_limits
 from gpudbg.driver import commands as C
 from gpudbg.driver import host_site
 from gpudbg.driver import fatbin as FB
-from gpudbg.driver import launch_buffers, launch_config, limits
+from gpudbg.driver import launch_buffers, launch_check, launch_config, limits
 from gpudbg.driver.graph import _MarkerFence
 from gpudbg.driver.jit_options import JitOptions
 from gpudbg.driver.linker import LinkedImage
@@ -578,8 +578,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     if function.module.unloaded or function.module.context is not context:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                           f"{function!r} belongs to an unloaded module or another context")
-    g, b = validate_launch(context, function, grid, block, shared_bytes)
-    cluster = launch_cluster(context, function, g, b, shared_bytes, cluster) or (0, 0, 0)
+    g, b, cluster = launch_check.validated(context, function, grid, block, shared_bytes, cluster)
     k = function.kernel
     if args is not None and extra is not None:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "pass either kernelParams or extra, not both")

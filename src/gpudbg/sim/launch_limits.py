@@ -120,6 +120,12 @@ def free_device_bytes(gpu: Any) -> int:
     return int(capacity) - int(getattr(mem, "used", 0))
 
 
+def local_reserve_bytes(model: Any, per_thread: int) -> int:
+    """Device memory the local memory of every thread the device holds at
+    once takes, at `per_thread` bytes each."""
+    return -(-per_thread // LOCAL_GRANULE) * LOCAL_GRANULE * int(model.sm_count) * int(model.max_threads_per_sm)
+
+
 def local_memory_problem(model: Any, function: Any, stack_size: int, free_bytes: int) -> str | None:
     """Why a launch of `function` cannot have its local memory backed with
     `free_bytes` of device memory free (None when it can)."""
@@ -128,7 +134,7 @@ def local_memory_problem(model: Any, function: Any, stack_size: int, free_bytes:
         return (f"kernel {function.name} needs {per_thread} bytes of local memory per thread; a thread "
                 f"can have at most {MAX_LOCAL_PER_THREAD} bytes")
     threads = int(model.sm_count) * int(model.max_threads_per_sm)
-    reserve = -(-per_thread // LOCAL_GRANULE) * LOCAL_GRANULE * threads
+    reserve = local_reserve_bytes(model, per_thread)
     if reserve > free_bytes:
         return (f"kernel {function.name} needs {per_thread} bytes of local memory per thread, {reserve} bytes "
                 f"for the {threads} threads the device holds at once, but only {max(free_bytes, 0)} bytes "

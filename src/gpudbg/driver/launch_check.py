@@ -1,0 +1,96 @@
+"""The host's launch validation, remembered per launch shape.
+
+Every launch is validated when it is enqueued (driver/module.py
+validate_launch and launch_cluster: dimensions against the device's limits,
+threads and shared memory against the kernel's, occupancy, cluster shape,
+local memory). For a stream of launches of one kernel in one shape that
+was the same forty-odd checks each time, with the same outcome.
+
+The one idea: the outcome is a pure function of the shape (grid, block,
+dynamic shared bytes, cluster, all plain ints) and of a few values that
+can change between launches: the device model, the kernel's attributes,
+its mcFuncSetAttribute dynamic shared limit and the context's stack size
+limit. A shape that passed is remembered with those values, and used again
+only while they are equal; the one check that also depends on the state of
+the device, whether the local memory of every resident thread still fits
+in the free device memory, is redone on every launch (a subtraction and a
+comparison with the bytes remembered).
+
+What it deliberately does not do: remember a refusal (a bad shape is
+validated, and refused with its specific error, every time), or take
+arguments that are not plain ints (bools, numpy ints, lists) anywhere but
+through the full validation.
+"""
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Sequence
+
+from gpudbg.driver import launch_config
+from gpudbg.sim import launch_limits as sim_launch_limits
+
+SHAPES_KEPT = 64     # shapes remembered per function (oldest forgotten first)
+
+_lock = threading.Lock()
+_kept: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()   # function -> {shape: _Passed}
+
+
+class _Passed:
+    """A shape that passed, with what its outcome depended on."""
+
+    __slots__ = ("model", "kernel", "num_regs", "static_shared", "max_threads", "local_size", "max_dynamic",
+                 "stack_size", "dims", "cluster", "local_reserve")
+
+    def stamp_of(self) -> tuple:
+        return (self.model, self.kernel, self.num_regs, self.static_shared, self.max_threads, self.local_size,
+                self.max_dynamic, self.stack_size)
+
+
+def _plain(dims: Any) -> bool:
+    return dims.__class__ is tuple and len(dims) == 3 and dims[0].__class__ is int \
+        and dims[1].__class__ is int and dims[2].__class__ is int
+
+
+def _stamp(context: Any, function: Any) -> tuple:
+    m = context.device.model
+    k = function.kernel
+    return (m, k, k.num_regs, k.static_shared, k.max_threads_per_block, getattr(k, "local_size", 0),
+            launch_config.max_dynamic_shared(function, m),
+            int(getattr(context, "limits", {}).get("stack_size", 0) or 0))
+
+
+def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[int], shared_bytes: int,
+              cluster: Sequence[int] | None) -> tuple[tuple[int, int, int], tuple[int, int, int],
+                                                      tuple[int, int, int]]:
+    """(grid, block, cluster) of a launch that may be enqueued, (0, 0, 0)
+    for no cluster; the validation's EngineError otherwise."""
+    from gpudbg.driver import module as _module
+    plain = _plain(grid) and _plain(block) and shared_bytes.__class__ is int and \
+        (cluster is None or _plain(cluster))
+    if plain:
+        key = (grid, block, shared_bytes, cluster)
+        shapes = _kept.get(function)
+        p = shapes.get(key) if shapes is not None else None
+        if p is not None and p.stamp_of() == _stamp(context, function):
+            if p.local_reserve > sim_launch_limits.free_device_bytes(context.gpu):
+                _module.validate_launch(context, function, grid, block, shared_bytes)   # says why
+            return p.dims[0], p.dims[1], p.cluster
+    stamp = _stamp(context, function)
+    g, b = _module.validate_launch(context, function, grid, block, shared_bytes)
+    c = _module.launch_cluster(context, function, g, b, shared_bytes, cluster) or (0, 0, 0)
+    if plain:
+        p = _Passed()
+        (p.model, p.kernel, p.num_regs, p.static_shared, p.max_threads, p.local_size, p.max_dynamic,
+         p.stack_size) = stamp
+        p.dims, p.cluster = (g, b), c
+        p.local_reserve = sim_launch_limits.local_reserve_bytes(
+            stamp[0], sim_launch_limits.thread_local_bytes(function.kernel, stamp[7]))
+        with _lock:
+            shapes = _kept.get(function)
+            if shapes is None:
+                shapes = _kept[function] = {}
+            if len(shapes) >= SHAPES_KEPT and key not in shapes:
+                shapes.pop(next(iter(shapes)), None)
+            shapes[key] = p
+    return g, b, c
