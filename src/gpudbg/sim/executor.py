@@ -175,7 +175,9 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         if workspace is not None:
                             X.envregs[1], X.envregs[2] = workspace.base >> 32, workspace.base & 0xFFFFFFFF
                         X.tap = tap if tap is not None and tap.observes_execution else None
-                        X.native_on = native if X.tap is None else 0
+                        # under a tool, execute_step runs only the compiled code that emits
+                        # nothing the tool consumes (instrument.Event, Tap.consumes)
+                        X.native_on = native
                         X.native_threads = threads
                         if X.native_on:   # native code addresses registers through this table
                             X.reg_ptrs = np.array([a.ctypes.data for a in X.regs], dtype=np.int64)
@@ -316,7 +318,8 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
     instruction; a lane fault becomes a KernelFault carrying the wave.
     With an analysis tool observing execution (X.tap, sim/instrument.py)
     it also emits the memory, warp-sync and barrier events that the
-    instructions' translations declare in Built.info; without one the
+    instructions' translations declare in Built.info, and runs compiled
+    code only where it would emit none the tool consumes; without one the
     only cost is a test per instruction."""
     tap = X.tap
     X.step_pc = pc
@@ -330,15 +333,17 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
         # must start steps: native code may not run past them
         extra = leader is not X.program.leader
         full = native == native_engine.FULL     # the variant that keeps every register (debugger)
+        consumed = 0 if tap is None else tap.consumes   # event classes compiled code must not skip
         region = code[pc].region_full if full else code[pc].region  # a loop run natively, to each thread's exit
-        if region is not None and not (extra and region.crosses(leader, X.program.leader)) \
-                and region.enter(X, idx, pc):
+        if region is not None and not region.events & consumed \
+                and not (extra and region.crosses(leader, X.program.leader)) and region.enter(X, idx, pc):
             return
     try:
         while True:
             c = code[pc]
             seg = (c.native_full if full else c.native) if native else None
-            if seg is not None and pc != interpret_at and not (extra and seg.crosses(leader, X.program.leader)):
+            if seg is not None and pc != interpret_at and not seg.events & consumed \
+                    and not (extra and seg.crosses(leader, X.program.leader)):
                 if seg.run(X, idx):
                     executed += seg.length
                     pc = seg.end

@@ -27,9 +27,16 @@ Generic accesses are split per lane into global, shared and local events
 (a cluster's accesses to other blocks' shared memory are not reported),
 so tools see every access in its real space. Parameter-space accesses are
 not reported (they cannot race, be uninitialized or be freed).
+
+Which events flow is data: `Event` names the classes of device events, a
+tool consumes the classes whose methods it overrides (`Tap.consumes`), and
+`instruction_events` says what the step loop would emit for one translated
+instruction. Compiled native code (sim/native) runs under a tool exactly
+where it would emit nothing the tool consumes, so no report can change.
 """
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -41,7 +48,39 @@ from gpudbg.sim.memory.spaces import AccessType, Space
 from gpudbg.sim.memory.windows import LOCAL_WINDOW_BASE, SHARED_WINDOW_BASE, WINDOW_SIZE
 
 __all__ = ["MemoryAccess", "BarrierArrival", "WarpSync", "Launch", "Tool", "install",
-           "uninstall", "active", "installed"]
+           "uninstall", "active", "installed", "Event", "instruction_events"]
+
+
+class Event(enum.IntFlag):
+    """Classes of device events. ORDER is not an event: it marks code that
+    would change the order or grouping in which other instructions' events
+    arrive (a native loop region that lets a thread leave backwards), which
+    every tool that consumes any device event can tell."""
+
+    MEMORY = 1
+    BARRIER_ARRIVAL = 2
+    BARRIER_COMPLETE = 4
+    WARP_SYNC = 8
+    ORDER = 16
+
+
+# the Tool methods through which each class arrives
+EVENT_METHODS: dict[Event, tuple[str, ...]] = {
+    Event.MEMORY: ("memory",),
+    Event.BARRIER_ARRIVAL: ("barrier_arrival",),
+    Event.BARRIER_COMPLETE: ("barrier_complete",),
+    Event.WARP_SYNC: ("warp_sync",),
+}
+# opcodes whose own run emits events besides what Built.info declares:
+# mbarrier phases and async-copy landings (sim/mbarrier.py, sim/async_copy.py),
+# cluster barriers (sim/ops/cluster_ops.py), the copies a thread's exit lands
+_SELF_EMITTING: dict[str, Event] = {
+    "mbarrier": Event.MEMORY | Event.BARRIER_COMPLETE,
+    "cp": Event.MEMORY | Event.BARRIER_COMPLETE,
+    "barrier": Event.BARRIER_ARRIVAL | Event.BARRIER_COMPLETE,
+    "bar": Event.BARRIER_ARRIVAL | Event.BARRIER_COMPLETE,
+    "exit": Event.MEMORY | Event.BARRIER_COMPLETE,
+}
 
 
 @dataclass(frozen=True)
@@ -145,12 +184,18 @@ class Tap(Tool):
         self.tools = tuple(tools)
         # whether any tool looks at execution itself: if none does (host-side
         # checks only), kernels run the plain step loop at full speed
-        self.observes_execution = any(
-            getattr(type(t), name) is not getattr(Tool, name)
-            for t in tools for name in _DEVICE_EVENTS)
+        consumes = Event(0)
+        for ev, names in EVENT_METHODS.items():
+            if any(getattr(type(t), n) is not getattr(Tool, n) for t in tools for n in names):
+                consumes |= ev
+        if consumes:
+            consumes |= Event.ORDER
+        # the Event bits the tools consume, a plain int for the step loop's test
+        self.consumes = int(consumes)
+        self.observes_execution = bool(consumes)
         # whether any tool wants memory events: if none does (synccheck),
         # the executor does not probe the addresses of memory instructions
-        self.observes_memory = any(type(t).memory is not Tool.memory for t in tools)
+        self.observes_memory = bool(consumes & Event.MEMORY)
 
 
 def _fan_out(name: str):
@@ -160,8 +205,6 @@ def _fan_out(name: str):
     call.__name__ = name
     return call
 
-
-_DEVICE_EVENTS = ("memory", "barrier_arrival", "barrier_complete", "warp_sync")
 
 for _name in ("launch_enqueued", "launch_begin", "wave_begin", "wave_end", "launch_end", "memory", "barrier_arrival",
               "barrier_complete", "warp_sync", "allocated", "freed", "host_write", "host_copy"):
@@ -194,6 +237,23 @@ def active() -> Tap | None:
 
 def installed() -> tuple[Tool, ...]:
     return _active.tools if _active is not None else ()
+
+
+def instruction_events(built: Any, opcode: str = "") -> Event:
+    """The event classes the step loop emits for one translated instruction
+    (`built`: sim.ops.base.Built) under a tool consuming everything:
+    memory events for the accesses Built.info declares (parameter space
+    excepted), a warp sync for a "sync_op", barrier events for a barrier,
+    and what `opcode`'s own run emits (_SELF_EMITTING)."""
+    info = built.info
+    ev = _SELF_EMITTING.get(opcode, Event(0))
+    if any(mem.space != "param" for mem, _kind, _size in info.get("memory", ())):
+        ev |= Event.MEMORY
+    if "sync_op" in info:
+        ev |= Event.WARP_SYNC
+    if built.kind == "barrier":
+        ev |= Event.BARRIER_ARRIVAL | Event.BARRIER_COMPLETE
+    return ev
 
 
 # ---------------------------------------------------------------- emission helpers

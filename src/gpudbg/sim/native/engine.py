@@ -93,7 +93,7 @@ def wave_environment(X) -> WaveEnvironment:
 class NativeSegment:
     """One compiled segment: call it for a selection of threads."""
 
-    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "atomic")
+    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "events", "atomic")
 
     def __init__(self, fn, plan):
         self.fn = fn
@@ -102,6 +102,7 @@ class NativeSegment:
         self.length = plan.end - plan.start
         self.rows = plan.nslots
         self.two_pass = plan.two_pass
+        self.events = plan.events    # instrument.Event bits: runs under a tool consuming none of them
         self.atomic = None        # has an atomic (sim/subwaves.py keeps its gate for those): on first use
 
     def crosses(self, leader, program_leader) -> bool:

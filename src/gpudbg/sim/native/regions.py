@@ -24,12 +24,19 @@ their turn) and the next step resumes it there.
 The work counted is each thread's instructions (the interpreter's sum);
 cycles are the longest thread's path, which is what lockstep execution of
 an undiverged loop gives.
+
+Under an analysis tool (sim/instrument.py) a region records the event
+classes its instructions would emit, plus Event.ORDER when a branch can
+leave it backwards: the interpreter would run that thread's code below
+the loop while others still iterate, so the events that code emits would
+arrive in another order and grouping than after a native call.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from gpudbg.ptx import ir
+from gpudbg.sim.instrument import Event, instruction_events
 
 
 @dataclass
@@ -43,6 +50,7 @@ class RegionPlan:
     live_out: set | None = None      # registers read after leaving the region
     flushed: set = field(default_factory=set)   # registers written in the region and live after
     two_pass: bool = False           # has a second pass (commits): set by the emitter
+    events: int = 0                  # instrument.Event bits it would emit to tools (see above)
 
     @property
     def name(self) -> str:
@@ -75,6 +83,7 @@ def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[Re
             continue
         reads, writes, ok = set(), set(), True
         exits_live = 0
+        events = Event(0)
         for pc in range(start, end):
             c = code[pc]
             target = _plain_branch(c)
@@ -87,6 +96,8 @@ def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[Re
                     reads.add(k)
                 if not start <= target < end or c.inst.guard is not None:
                     exits_live |= live[pc]
+                if target < start:
+                    events |= Event.ORDER
                 continue
             got = lowered.get(pc)
             if got is None or got[0] == "write" or c.built.run is None:
@@ -94,6 +105,7 @@ def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[Re
                 break
             reads |= got[1]
             writes |= got[2]
+            events |= instruction_events(c.built, c.inst.opcode)
         if not ok:
             continue
         exits_live |= live[end - 1]
@@ -103,7 +115,7 @@ def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[Re
         taken.append((start, end))
         out.append(RegionPlan(start, end, [pc for pc in range(start, end) if leader[pc]],
                               {k: s for s, k in enumerate(scratch)}, len(scratch), True,
-                              live_out, flushed))
+                              live_out, flushed, events=int(events)))
     return out
 
 

@@ -12,12 +12,16 @@ the registers it reads on entry and also writes: those go through scratch
 and are committed only when the whole selection succeeded, so the
 interpreter's re-run starts from the entry values. A segment stores only
 the registers read after it (liveness.py); its other values live and die
-in machine registers.
+in machine registers. Each plan also records the analysis-tool event
+classes its instructions would emit (sim/instrument.py Event), so that
+under a tool the executor runs it natively only when the tool consumes
+none of them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpudbg.sim.instrument import instruction_events
 from gpudbg.sim.native.liveness import live_after
 
 
@@ -30,6 +34,7 @@ class SegmentPlan:
     can_fail: bool = False
     live_out: set | None = None     # registers read after the segment (None: assume all)
     two_pass: bool = False          # has a second pass (writes or commits): set by the emitter
+    events: int = 0                 # instrument.Event bits its instructions would emit to tools
 
     @classmethod
     def empty(cls) -> "SegmentPlan":
@@ -52,14 +57,15 @@ def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict
     live_in: set[int] = set()
     written: set[int] = set()
     can_fail = False
+    events = 0
 
     def close():
-        nonlocal cur, live_in, written, can_fail
+        nonlocal cur, live_in, written, can_fail, events
         if len(cur) >= min_length:
             scratch = sorted(live_in & written) if can_fail else []
             out.append(SegmentPlan(cur[0], cur[-1] + 1, {k: s for s, k in enumerate(scratch)},
-                                   len(scratch), can_fail))
-        cur, live_in, written, can_fail = [], set(), set(), False
+                                   len(scratch), can_fail, events=events))
+        cur, live_in, written, can_fail, events = [], set(), set(), False, 0
 
     kills: dict[int, int] = {}
     uses: dict[int, int] = {}
@@ -80,6 +86,7 @@ def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict
         if c.inst.guard is None:
             kills[pc] = sum(1 << k for k in writes)
         cur.append(pc)
+        events |= int(instruction_events(c.built, c.inst.opcode))
         live_in |= reads - written
         written |= writes
         can_fail = can_fail or low.effect != "none"
