@@ -17,6 +17,7 @@ import sys
 import threading
 from typing import Any, Callable
 
+from gpudbg.sim import host_malloc
 from gpudbg.sim.device_model import DeviceModel
 from gpudbg.sim.frontend import Frontend
 from gpudbg.sim.memory.allocations import GlobalMemory
@@ -34,6 +35,7 @@ def _default_executor(*args: Any, **kwargs: Any) -> Any:
 class SimGPU:
     def __init__(self, model: DeviceModel | None = None, ordinal: int = 0,
                  executor: Executor | None = None, memory: GlobalMemory | None = None):
+        host_malloc.tune()      # the interpreter's big temporaries stay in the heap (host_malloc.py)
         self.model = model or DeviceModel()
         self.ordinal = ordinal
         # Each device gets its own VA window so one pointer names one byte
