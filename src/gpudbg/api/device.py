@@ -157,8 +157,13 @@ def stream_handle(stream: Any) -> Any:
 
 
 def synchronize() -> None:
-    """Wait for all work of the current device (mcDeviceSynchronize)."""
-    Device.current().synchronize()
+    """Wait for all work of the current device (mcDeviceSynchronize).
+    Device.current().synchronize() without its three look-ups of the
+    device it is already on (the current device is valid by definition)."""
+    from gpudbg.api.memory import drain_pending_frees
+
+    call(mc.mcDeviceSynchronize)
+    drain_pending_frees()
 
 
 class Stream:

@@ -65,12 +65,17 @@ class Kernel:
         g, b = dim3("grid", grid), dim3("block", block)
         if isinstance(shared_mem, bool) or not isinstance(shared_mem, (int, np.integer)):
             raise TypeError(f"shared_mem must be an int number of bytes, not {shared_mem!r}")
-        if isinstance(args, (str, bytes)) or not isinstance(args, Sequence):
+        if args.__class__ is not tuple and (isinstance(args, (str, bytes)) or not isinstance(args, Sequence)):
             raise TypeError(f"args must be a sequence of kernel arguments, not {type(args).__name__}")
         params = arguments.convert_all(self.name, self.handle, args)
-        with on_device(self.module.device):
+        device = self.module.device
+        if current_ordinal() == device:    # the common case, without on_device's context manager
             call(mc.mcModuleLaunchKernel, self.handle, *g, *b, int(shared_mem),
                  _stream_handle(stream), params, None)
+        else:
+            with on_device(device):
+                call(mc.mcModuleLaunchKernel, self.handle, *g, *b, int(shared_mem),
+                     _stream_handle(stream), params, None)
         for a in args:
             if isinstance(a, DeviceArray):
                 a._last_stream = stream     # its producer stream, for __cuda_array_interface__
