@@ -194,3 +194,32 @@ def test_the_log_has_one_line_per_launch(mode, monkeypatch, tmp_path):
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert [(x["kernel"], x["status"]) for x in lines] == [
         ("saxpy", "compared"), ("stamp", "skipped: the kernel reads %clock or %globaltimer")]
+
+
+# thread 5 loads through a bad pointer; the registers written after the
+# load in the same segment must not hold values for the threads native code
+# ran before it found the fault (the interpreter stops at the load)
+RUN_AHEAD = HEAD + """
+.visible .entry ahead(.param .u64 p, .param .u64 bad)
+{
+    .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [p];
+    ld.param.u64 %rd3, [bad];
+    mov.u32 %r1, %tid.x;
+    setp.eq.u32 %p1, %r1, 5;
+    selp.b64 %rd2, %rd3, %rd1, %p1;
+    ld.global.u32 %r2, [%rd2];
+    add.s32 %r3, %r2, %r1;
+    mov.u32 %r4, 77;
+    st.global.u32 [%rd1], %r3;
+    ret;
+}
+"""
+
+
+def test_the_debugger_variant_leaves_no_register_written_past_a_fault(mode, monkeypatch):
+    monkeypatch.setenv(differential.ENV_DIFFERENTIAL, "debugger")
+    r = run(RUN_AHEAD, "ahead", (1,), (32,), [np.arange(4, dtype=np.int32), Ptr(0x10)], expect_fault=True)
+    assert "ahead" in str(r.fault)
+    assert mode() == {"compared": 1}
+    assert r.module.program.native_full_ready_count > 0

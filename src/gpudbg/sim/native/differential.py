@@ -10,7 +10,8 @@ dynamic parallelism, faults, printf) runs as it always does. Between the
 runs differential_state.py puts memory and the launch-visible GPU state
 back. The native run always compiles (no auto tier); with
 GPUDBG_DIFFERENTIAL=full a third run compares the FULL variant (the one a
-debugger gets) too. The last run's effects and result are the launch's.
+debugger gets) too, =debugger that variant alone. The last run's effects
+and result are the launch's.
 
 Launches that cannot be compared run once, as usual, and are counted by
 reason (`stats`, and one JSON line each in GPUDBG_DIFFERENTIAL_LOG):
@@ -42,7 +43,10 @@ from gpudbg.sim.native.differential_state import (DifferentialMismatch, GpuImage
 ENV_DIFFERENTIAL = "GPUDBG_DIFFERENTIAL"
 ENV_LOG = "GPUDBG_DIFFERENTIAL_LOG"
 MAX_INSTRUCTIONS = 20000      # larger programs take LLVM minutes to compile: not compared
-_ON = {"1": "plain", "on": "plain", "yes": "plain", "true": "plain", "plain": "plain", "full": "full"}
+_ON = {"1": "plain", "on": "plain", "yes": "plain", "true": "plain", "plain": "plain", "full": "full",
+       "debugger": "debugger"}
+# the runs of each mode, compared with the first
+RUNS = {"plain": ("interp", "plain"), "full": ("interp", "plain", "full"), "debugger": ("interp", "full")}
 _OFF = {"", "0", "off", "no", "false"}
 
 stats: Counter = Counter()    # "compared", "skipped: <reason>", "mismatch"
@@ -53,12 +57,12 @@ _exclusive = False            # a differential launch is running
 
 
 def mode() -> str | None:
-    """None (off), "plain" or "full", from GPUDBG_DIFFERENTIAL."""
+    """None (off), "plain", "full" or "debugger", from GPUDBG_DIFFERENTIAL."""
     raw = os.environ.get(ENV_DIFFERENTIAL, "").strip().lower()
     if raw in _OFF:
         return None
     if raw not in _ON:
-        raise engine.EngineError(f"{ENV_DIFFERENTIAL}={raw!r} is not a mode (choose 0, 1 or full)")
+        raise engine.EngineError(f"{ENV_DIFFERENTIAL}={raw!r} is not a mode (choose 0, 1, full or debugger)")
     return _ON[raw]
 
 
@@ -224,7 +228,7 @@ def _differential(launch_grid, gpu, function, args):
     state = GpuImage(gpu, program)
     image = MemoryImage.take(gpu.memory)
     resources = ResourceImage(gpu)
-    runs = ["interp", "plain"] + (["full"] if mode() == "full" else [])
+    runs = RUNS[mode()]
     ref = None
     result = None
     for i, name in enumerate(runs):

@@ -274,6 +274,11 @@ def prepare(program, variant: int = PLAIN) -> None:
             live = [everything] * len(live)
             for plan in plans:
                 plan.live_out = None
+                if plan.can_fail:    # a fault stops at its instruction: no thread may keep a later value
+                    for k in sorted(set().union(*(lowered[pc][2] for pc in range(plan.start, plan.end)
+                                                  if pc in lowered)) - set(plan.scratch_regs)):
+                        plan.scratch_regs[k] = plan.nslots
+                        plan.nslots += 1
         # a debugger steps block by block: a region would run a whole loop in one step
         regions = find_regions(program, lowered, live) if variant == PLAIN else []
         if not hasattr(program, "native_symbols"):
