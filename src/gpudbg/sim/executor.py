@@ -343,9 +343,11 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
             c = code[pc]
             seg = (c.native_full if full else c.native) if native else None
             if seg is not None and pc != interpret_at and not seg.events & consumed \
-                    and not (extra and seg.crosses(leader, X.program.leader)):
+                    and not (extra and seg.crosses(leader, X.program.leader)) and seg.may_run(X, idx):
                 if seg.run(X, idx):
                     executed += seg.length
+                    if seg.if_target is not None:     # the interpreter's steps of its if body (if_bodies.py)
+                        seg.account_body(X, nsel)
                     pc = seg.end
                     if leader[pc]:
                         X.set_pc(idx, pc)

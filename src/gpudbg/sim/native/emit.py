@@ -34,6 +34,8 @@ instructions, warp-level operations and barriers (segments end there).
 """
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -336,10 +338,17 @@ class SegmentEmitter:
         self.fail_block = self.fn.append_basic_block("fail")
         b.cbranch(self._first_pass_runs(), loop, after)
         self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
+        self._taken = None
+        branch = getattr(self.plan, "if_branch", None)
         for c in compiled:
             self.current = c
             self.function_ir = self.program.functions[c.function].ir
-            self._emit_guarded(c)
+            if branch is not None and c.pc == branch[0]:
+                self._emit_if_branch(c)
+            elif branch is not None and branch[0] < c.pc < branch[1]:
+                self._emit_guarded(c, self._body_inst)
+            else:
+                self._emit_guarded(c)
         self._flush()
         i = self.i
         nxt = b.add(i, I64(1))
@@ -355,7 +364,30 @@ class SegmentEmitter:
             b.unreachable()
         b.position_at_end(after)
         self._second_pass()
-        b.ret(I64(-1))
+        b.ret(self._success())
+
+    def _success(self) -> L.Value:
+        """A successful call's return: -1, minus the number of threads that
+        ran the if-converted body (segments.py), which the executor counts
+        as the interpreter's separate step would have."""
+        taken = getattr(self, "_taken", None)      # (a region has no if body)
+        if taken is None:
+            return I64(-1)
+        return self.b.sub(I64(-1), self.b.load(taken))
+
+    def _emit_if_branch(self, c) -> None:
+        """`@p bra L` over the segment's if body: the body's instructions
+        are emitted guarded by not-p (build); count the threads that run
+        it."""
+        inst = c.inst
+        self._body_inst = lambda body: dataclasses.replace(
+            body, guard=inst.guard, guard_negated=not inst.guard_negated)
+        with self.b.goto_block(self.entry):
+            self._taken = self.b.alloca(I64)
+            self.b.store(I64(0), self._taken)
+        runs = self.b.not_(self.guard_value(inst))
+        self.b.store(self.b.add(self.b.load(self._taken), self.b.zext(runs, I64)), self._taken)
+
 
     def _first_pass_runs(self) -> L.Value:
         """n > 0 and the call is not for the second pass only (env
@@ -421,8 +453,10 @@ class SegmentEmitter:
         p = self.read(inst.guard, BOOL)
         return self.b.not_(p) if inst.guard_negated else p
 
-    def _emit_guarded(self, c) -> None:
-        inst = c.inst
+    def _emit_guarded(self, c, implied=None) -> None:
+        """`implied`: makes the instruction as emitted (an if body's
+        instruction gets the branch's negated guard)."""
+        inst = c.inst if implied is None else implied(c.inst)
         low = lowering_of(inst)
         if inst.guard is None:
             low.fn(self, inst)
@@ -507,7 +541,7 @@ class SegmentEmitter:
         go = self.fn.append_basic_block("second_pass")
         b.cbranch(b.icmp_unsigned("==", self.env(ENV["phase"]), I64(1)), first_only, go)
         b.position_at_end(first_only)
-        b.ret(I64(-1))
+        b.ret(self._success())
         b.position_at_end(go)
         start = b.block
         loop = self.fn.append_basic_block("pass2")

@@ -93,13 +93,18 @@ def wave_environment(X) -> WaveEnvironment:
 class NativeSegment:
     """One compiled segment: call it for a selection of threads."""
 
-    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "events", "atomic")
+    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "events", "atomic", "body", "after",
+                 "if_target")
 
     def __init__(self, fn, plan):
         self.fn = fn
         self.start = plan.start
         self.end = plan.end
-        self.length = plan.end - plan.start
+        branch = getattr(plan, "if_branch", None)    # an if body (if_bodies.py): its length and what follows L
+        self.if_target = int(branch[1]) if branch else None
+        self.body = self.if_target - int(branch[0]) - 1 if branch else 0
+        self.after = plan.end - self.if_target if branch else 0
+        self.length = plan.end - plan.start - self.body   # what every selected thread runs
         self.rows = plan.nslots
         self.two_pass = plan.two_pass
         self.events = plan.events    # instrument.Event bits: runs under a tool consuming none of them
@@ -133,14 +138,41 @@ class NativeSegment:
             n = idx.shape[0]
             iptr = idx.ctypes.data
         if X.native_threads > 1 and n >= parallel.PARALLEL_MIN:
-            return parallel.run_parts(self, X, idx, X.native_threads) is not None
+            parts = parallel.run_parts(self, X, idx, X.native_threads)
+            if parts is None:
+                return False
+            X.native_taken = sum(-1 - p.result for p in parts)
+            return True
         if self.rows:
             env.ensure_scratch(self.rows, n)
         fn, regs, address = self.fn, X.reg_ptrs.ctypes.data, env.env_address
         gate = X.native_gate
         if gate is not None and not self._atomic(X.program):
-            return gate.native(lambda: fn(regs, iptr, n, address)) < 0
-        return fn(regs, iptr, n, address) < 0
+            r = gate.native(lambda: fn(regs, iptr, n, address))
+        else:
+            r = fn(regs, iptr, n, address)
+        X.native_taken = -1 - r     # threads that ran the if body (-1 - r: see emit.SegmentEmitter._success)
+        return r < 0
+
+    def may_run(self, X, idx) -> bool:
+        """An if body may run here only when no thread outside the
+        selection waits below its L (if_bodies.py): the interpreter would
+        run those before the body."""
+        if self.if_target is None or idx is None:
+            return True
+        return int((X.sched < self.if_target).sum()) == len(idx)
+
+    def account_body(self, X, nsel: int) -> None:
+        """Add what the interpreter's separate steps would count: the body
+        step (for the threads that ran it) and the step at L."""
+        taken = X.native_taken
+        if taken:
+            X.thread_instructions += taken * self.body
+            X.steps += 1
+            X.cycles += self.body
+        if self.after:
+            X.steps += 1
+
 
     def _atomic(self, program) -> bool:
         """Whether the code has an atomic: a sub-wave runs those holding
@@ -268,7 +300,7 @@ def prepare(program, variant: int = PLAIN) -> None:
     with _lock:
         if getattr(program, ready, False):
             return
-        plans, lowered, live = plan_segments(program)
+        plans, lowered, live = plan_segments(program, if_convert=variant == PLAIN)
         if variant == FULL:
             everything = (1 << len(program.reg_dtypes)) - 1
             live = [everything] * len(live)

@@ -69,6 +69,7 @@ class Part:
 
     def __init__(self):
         self.env = None
+        self.result = -1
         self.scratch = np.zeros(0, dtype=np.uint64)
 
     def prepare(self, parent: np.ndarray, rows: int, n: int) -> None:
@@ -135,6 +136,9 @@ def run_parts(seg, X, idx, threads: int, setup=None) -> list[Part] | None:
     for phase in ((first, 2) if seg.two_pass else (first,)):
         futures = [pool.submit(call, j, phase) for j in range(1, len(pieces))]
         results = [call(0, phase)] + [f.result() for f in futures]
+        if phase != 2:
+            for part, r in zip(parts, results):
+                part.result = r      # a segment's success value carries its if body's count
         if phase != 2 and any(r >= 0 for r in results):
             return None
     return parts

@@ -35,6 +35,7 @@ class SegmentPlan:
     live_out: set | None = None     # registers read after the segment (None: assume all)
     two_pass: bool = False          # has a second pass (writes or commits): set by the emitter
     events: int = 0                 # instrument.Event bits its instructions would emit to tools
+    if_branch: tuple[int, int] | None = None   # (pc of `@p bra L`, L) of its if body, if it has one
 
     @classmethod
     def empty(cls) -> "SegmentPlan":
@@ -45,11 +46,17 @@ class SegmentPlan:
         return f"seg_{self.start}_{self.end}"
 
 
-def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict, list[int]]:
+def plan_segments(program, min_length: int = 1, if_convert: bool = False
+                  ) -> tuple[list[SegmentPlan], dict, list[int]]:
     """Every segment of the program's code, in pc order; with what the
     regions need: {pc: (effect, reads, writes)} of every lowered
-    instruction and the liveness bitsets (live after each pc)."""
+    instruction and the liveness bitsets (live after each pc). With
+    `if_convert`, a segment may hold one if body (if_bodies.py)."""
     from gpudbg.sim.native.emit import probe
+    from gpudbg.sim.native.if_bodies import IfBodies
+    ifs = IfBodies(program, lambda c: probe(program, c, SegmentPlan.empty())) if if_convert else None
+    crossing: set[int] = set()      # leaders the open segment continues across (its if body's)
+    cur_if: tuple[int, int] | None = None
     code = program.code
     leader = program.leader
     out: list[SegmentPlan] = []
@@ -60,19 +67,30 @@ def plan_segments(program, min_length: int = 1) -> tuple[list[SegmentPlan], dict
     events = 0
 
     def close():
-        nonlocal cur, live_in, written, can_fail, events
+        nonlocal cur, live_in, written, can_fail, events, cur_if
         if len(cur) >= min_length:
             scratch = sorted(live_in & written) if can_fail else []
             out.append(SegmentPlan(cur[0], cur[-1] + 1, {k: s for s, k in enumerate(scratch)},
-                                   len(scratch), can_fail, events=events))
-        cur, live_in, written, can_fail, events = [], set(), set(), False, 0
+                                   len(scratch), can_fail, events=events, if_branch=cur_if))
+        cur, live_in, written, can_fail, events, cur_if = [], set(), set(), False, 0, None
+        crossing.clear()
 
     kills: dict[int, int] = {}
     uses: dict[int, int] = {}
     lowered: dict[int, tuple] = {}
     for pc, c in enumerate(code):
-        if leader[pc] and cur:
+        if leader[pc] and cur and pc not in crossing:
             close()
+        convert = ifs.target(pc) if ifs is not None else None
+        if convert is not None:
+            target, guard = convert
+            if cur_if is not None:
+                close()
+            cur.append(pc)
+            cur_if = (pc, target)
+            crossing.update((pc + 1, target))
+            live_in |= {guard} - written
+            continue
         if c.built.run is None:
             close()
             continue

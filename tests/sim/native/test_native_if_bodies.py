@@ -1,0 +1,114 @@
+"""If bodies inside native segments (sim/native/if_bodies.py): `@p bra L`
+over a short body runs in one native call with the interpreter's
+results and the interpreter's count of work, steps and cycles."""
+from __future__ import annotations
+
+import numpy as np
+
+from engines_pair import Out, engine_choice, run, run_both
+
+from gpudbg.sim.native.engine import NativeSegment
+from gpudbg.sim.native.segments import SegmentPlan, plan_segments
+
+HEAD = ".version 7.0\n.target sm_70\n.address_size 64\n"
+
+# one level of a shared-memory tree reduction: the body's store is its last instruction
+TREE = HEAD + """
+.visible .entry tree(.param .u64 out)
+{
+    .reg .pred %p<4>; .reg .b32 %r<10>; .reg .b64 %rd<6>;
+    .shared .align 4 .b8 s[1024];
+    mov.u32 %r1, %tid.x;
+    shl.b32 %r2, %r1, 2;
+    mov.u32 %r3, s;
+    add.u32 %r4, %r3, %r2;
+    st.shared.u32 [%r4], %r1;
+    bar.sync 0;
+    setp.ge.u32 %p1, %r1, 64;
+    @%p1 bra SKIP;
+    ld.shared.u32 %r5, [%r4+256];
+    ld.shared.u32 %r6, [%r4];
+    add.u32 %r7, %r5, %r6;
+    st.shared.u32 [%r4], %r7;
+SKIP:
+    bar.sync 0;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    ld.shared.u32 %r8, [%r4];
+    st.global.u32 [%rd3], %r8;
+    ret;
+}
+"""
+
+# a bounds check whose body writes a register the code after L reads:
+# threads that skip keep the value from before the branch
+GUARDED_VALUE = HEAD + """
+.visible .entry after(.param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<3>; .reg .b32 %r<8>; .reg .b64 %rd<6>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r5, [n];
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, 7;
+    setp.ge.u32 %p1, %r1, %r5;
+    @%p1 bra L;
+    add.u32 %r2, %r1, 100;
+    mul.lo.u32 %r2, %r2, 3;
+L:
+    add.u32 %r3, %r2, 1;
+    mul.wide.u32 %rd2, %r1, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r3;
+    ret;
+}
+"""
+
+
+def _if_plans(result) -> list:
+    return [p for p in plan_segments(result.module.program, if_convert=True)[0] if p.if_branch]
+
+
+def _same_counts(ref, got) -> None:
+    assert got.stats.thread_instructions == ref.stats.thread_instructions
+    assert got.stats.steps == ref.stats.steps
+    assert got.stats.cycles == ref.stats.cycles
+
+
+def test_a_tree_level_runs_its_if_body_natively():
+    ref, got = run_both(TREE, "tree", (4,), (128,), [Out(128, np.uint32)])   # every block writes the same
+    assert [p.if_branch[1] - p.if_branch[0] for p in _if_plans(got)] == [5]
+    t = np.arange(128)
+    want = np.where(t < 64, 2 * t + 64, t)
+    assert got[0].tolist() == want.tolist()
+    _same_counts(ref, got)
+
+
+def test_threads_that_skip_keep_their_value_and_the_code_after_l_is_counted():
+    for n in (0, 40, 128):       # no thread, some, every thread runs the body
+        ref, got = run_both(GUARDED_VALUE, "after", (2,), (128,), [Out(128, np.uint32), n])
+        t = np.arange(128)
+        assert got[0].tolist() == np.where(t < n, 3 * (t + 100) + 1, 8).tolist()
+        _same_counts(ref, got)
+    plans = _if_plans(got)
+    assert len(plans) == 1 and plans[0].end > plans[0].if_branch[1]    # the segment goes on past L
+
+
+def test_the_debuggers_variant_keeps_the_branch_a_step_of_its_own():
+    with engine_choice("native"):
+        r = run(GUARDED_VALUE, "after", (1,), (64,), [Out(64, np.uint32), 40])
+    assert not [p for p in plan_segments(r.module.program)[0] if p.if_branch]
+
+
+def test_an_if_body_waits_while_another_group_is_below_its_label():
+    plan = SegmentPlan(start=10, end=20, if_branch=(12, 16))
+    seg = NativeSegment(None, plan)
+
+    class Wave:
+        sched = np.array([10, 10, 14, 30, 1 << 40])
+    idx = np.array([0, 1])
+    assert not seg.may_run(Wave, idx)                # a thread waits at pc 14, below L = 16
+    Wave.sched = np.array([10, 10, 16, 30, 1 << 40])
+    assert seg.may_run(Wave, idx)
+    assert seg.may_run(Wave, None)
+    assert (seg.length, seg.body, seg.after) == (10 - 3, 3, 4)
