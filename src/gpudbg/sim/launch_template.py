@@ -68,6 +68,15 @@ class LaunchTemplate:
 _lock = threading.Lock()
 
 
+def ints(dims) -> tuple[int, ...]:
+    """`dims` as a tuple of ints: itself when it already is one (what the
+    front end passes), without a generator per launch."""
+    if dims.__class__ is tuple and len(dims) == 3 and dims[0].__class__ is int and dims[1].__class__ is int \
+            and dims[2].__class__ is int:
+        return dims
+    return tuple(int(d) for d in dims)
+
+
 def for_launch(gpu, function, grid: tuple[int, int, int], block: tuple[int, int, int], shared_bytes: int,
                cluster: tuple[int, int, int] | None) -> LaunchTemplate:
     """The template of this launch shape, made (and remembered on the GPU)
