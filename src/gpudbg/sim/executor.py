@@ -110,8 +110,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     if native_differential.wanted():    # GPUDBG_DIFFERENTIAL: run under both engines and compare
         return native_differential.launch(launch_grid, gpu, function, grid, block, shared_bytes, params, grid_id,
                                           observer, cooperative, depth, parent, cluster)
-    grid = tuple(int(g) for g in grid)
-    block = tuple(int(b) for b in block)
+    grid = launch_template.ints(grid)
+    block = launch_template.ints(block)
     job = engines.current_job()
     try:
         budget, watch, order, threads = _launch_environment(gpu, job)

@@ -53,6 +53,7 @@ _INTS = {1: I8, 2: I16, 4: I32, 8: I64}
 _UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
 BOOL = np.dtype(np.bool_)
 ENV_SYMBOLS = ENV["symbols"]
+OWN_SITE_CACHES = 8    # global access sites of a function with a cache of their own (site_cache)
 
 
 class NotNative(Exception):
@@ -157,6 +158,8 @@ class SegmentEmitter:
         self.current = None   # the Compiled being lowered
         self.reads: set[int] = set()     # registers read / written (the planner's liveness)
         self.writes: set[int] = set()
+        self._sites = 0                  # global access sites so far (site_cache)
+        self._shared_sites: dict[int, tuple] = {}
 
     # ----------------------------------------------------------- environment
     def load_invariant(self, ptr: L.Value) -> L.Value:
@@ -203,7 +206,24 @@ class SegmentEmitter:
 
     def site_cache(self, need: int) -> tuple[L.Value, L.Value, L.Value]:
         """Per access site: allocas (lo, hi, delta) of the last allocation
-        hit, empty at segment entry (lo > hi)."""
+        hit, empty at segment entry (lo > hi). The function's first
+        OWN_SITE_CACHES sites have their own; later sites share one per
+        `need` (a cache holds an allocation that passed the `need` check).
+        Each cache is three values carried around the thread loop: the
+        hundred loads of an unrolled loop made a thousand phis that cost
+        LLVM seconds (register allocation, value propagation), and such
+        loads mostly read one array, which a shared cache keeps hitting.
+        Which cache a site uses decides only hit or search, never the
+        outcome of a check."""
+        self._sites += 1
+        if self._sites <= OWN_SITE_CACHES:
+            return self._new_site_cache()
+        shared = self._shared_sites.get(need)
+        if shared is None:
+            shared = self._shared_sites[need] = self._new_site_cache()
+        return shared
+
+    def _new_site_cache(self) -> tuple[L.Value, L.Value, L.Value]:
         with self.b.goto_block(self.entry):
             lo, hi, delta = (self.b.alloca(I64) for _ in range(3))
             self.b.store(I64(-1), lo)
