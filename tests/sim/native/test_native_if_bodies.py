@@ -94,10 +94,16 @@ def test_threads_that_skip_keep_their_value_and_the_code_after_l_is_counted():
     assert len(plans) == 1 and plans[0].end > plans[0].if_branch[1]    # the segment goes on past L
 
 
-def test_the_debuggers_variant_keeps_the_branch_a_step_of_its_own():
-    with engine_choice("native"):
-        r = run(GUARDED_VALUE, "after", (1,), (64,), [Out(64, np.uint32), 40])
-    assert not [p for p in plan_segments(r.module.program)[0] if p.if_branch]
+def test_the_debuggers_variant_converts_it_with_the_interpreters_registers(monkeypatch):
+    """GPUDBG_DIFFERENTIAL=full compares every register of the FULL variant
+    at exit with the interpreter's (a mismatch raises)."""
+    from gpudbg.sim.native import differential
+    monkeypatch.setenv(differential.ENV_DIFFERENTIAL, "full")
+    monkeypatch.delenv("GPUDBG_ENGINE", raising=False)
+    before = differential.stats.get("compared", 0)
+    r = run(GUARDED_VALUE, "after", (2,), (64,), [Out(128, np.uint32), 40])
+    assert differential.stats.get("compared", 0) == before + 1
+    assert r.module.program.native_full_ready and _if_plans(r)
 
 
 def test_an_if_body_waits_while_another_group_is_below_its_label():

@@ -113,8 +113,10 @@ class NativeSegment:
     def crosses(self, leader, program_leader) -> bool:
         """Whether a leader array with extra leaders (a debugger's
         breakpoints and watched instructions) has one inside this
-        segment, which must then stay interpreted."""
-        return bool(leader[self.start + 1:self.end].any())
+        segment, which must then stay interpreted. (The program's own
+        leaders inside are those of an if body, if_bodies.py.)"""
+        s, e = self.start + 1, self.end
+        return bool((leader[s:e] != program_leader[s:e]).any())
 
     def run(self, X, idx) -> bool:
         """Run the segment for `idx` (None: the wave); False when a check
@@ -300,7 +302,7 @@ def prepare(program, variant: int = PLAIN) -> None:
     with _lock:
         if getattr(program, ready, False):
             return
-        plans, lowered, live = plan_segments(program, if_convert=variant == PLAIN)
+        plans, lowered, live = plan_segments(program, if_convert=True)
         if variant == FULL:
             everything = (1 << len(program.reg_dtypes)) - 1
             live = [everything] * len(live)

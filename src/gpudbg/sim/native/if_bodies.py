@@ -22,8 +22,12 @@ run those first. The segment counts the threads that ran the body and
 the executor adds the work, step and cycles of the interpreter's separate
 steps, so counts and clocks stay identical.
 
-What it deliberately does not do: nest, take an `else`, or convert a
-branch in the debugger's variant (whose steps a user watches).
+Both variants convert: the debugger's (FULL) stores every register the
+body writes (a thread that skipped it stores the value it had), and a
+breakpoint or watched access inside the segment makes it a leader, which
+keeps the whole segment interpreted as for any other (engine.py crosses).
+
+What it deliberately does not do: nest, or take an `else`.
 """
 from __future__ import annotations
 
