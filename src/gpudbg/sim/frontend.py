@@ -290,6 +290,8 @@ class Frontend:
         highest stream priority (lowest number) among runnable ones,
         round-robin among equals. A channel with a command on an engine,
         or whose head needs an engine with no free worker, waits."""
+        if getattr(self.gpu, "differential_hold", False):   # a launch compared under both engines runs alone (sim/native/differential.py)
+            return None
         n = len(self.channels)
         best: tuple[int, int, Any, int, C.Command] | None = None
         self._value_blocked = False

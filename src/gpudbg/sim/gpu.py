@@ -55,6 +55,7 @@ class SimGPU:
         self.printf_sink = self.printf_buffer   # the executor appends here
         self._printf_lock = threading.Lock()
         self._grid_ids = itertools.count(1)
+        self.differential_hold = False   # the front end starts no command (sim/native/differential.py)
         self.frontend = Frontend(self)
 
     # ------------------------------------------------------------ memory

@@ -148,11 +148,16 @@ def launch(launch_grid, gpu, function, grid, block, shared_bytes: int, params: b
             _cv.wait()
         if reason is None and _running:
             reason = "another grid runs at the same time"
-        if reason is None:
+        exclusive = reason is None
+        if exclusive:
             _exclusive = True
         else:
             _running += 1
+    held = False
     try:
+        if reason is None:
+            reason = _hold(gpu)
+            held = reason is None
         if reason is None:
             reason = _compile(function)
         if reason is not None:
@@ -160,12 +165,39 @@ def launch(launch_grid, gpu, function, grid, block, shared_bytes: int, params: b
             return _inside(launch_grid, gpu, function, args)
         return _differential(launch_grid, gpu, function, args)
     finally:
+        if held:
+            _release(gpu)
         with _cv:
-            if reason is None:
+            if exclusive:
                 _exclusive = False
             else:
                 _running -= 1
             _cv.notify_all()
+
+
+def _hold(gpu) -> str | None:
+    """Stop the GPU's front end from starting commands (copies, memsets,
+    other streams' launches would change memory between the runs); a
+    reason when one is already running beside this launch."""
+    from gpudbg.sim.engines import current_job
+    frontend = getattr(gpu, "frontend", None)
+    if frontend is None or not hasattr(gpu, "differential_hold"):
+        return None
+    mine = current_job()
+    with gpu.cv:
+        gpu.differential_hold = True
+        others = [ch for ch, job in frontend.executing.items() if job is not mine]
+        if others:
+            gpu.differential_hold = False
+            gpu.cv.notify_all()
+            return "another command runs at the same time"
+    return None
+
+
+def _release(gpu) -> None:
+    with gpu.cv:
+        gpu.differential_hold = False
+        gpu.cv.notify_all()
 
 
 def _compile(function) -> str | None:
