@@ -20,11 +20,14 @@ event twice), a kernel reading %clock/%globaltimer (they advance with the
 engine's cycle count), a random schedule or GPUDBG_THREADS > 1 (another
 legal interleaving per run), a cooperative launch (its grid workspace is
 reallocated at another address), a program the native engine does not
-compile or over MAX_INSTRUCTIONS, another grid running at the same time
+compile or over MAX_INSTRUCTIONS, another grid or command running at the same time
 (its writes would be undone), and a first run stopped by the hang timeout
-or Ctrl-C. While a differential launch runs, other launches wait for it,
-so a kernel that waits for a grid of another stream hangs (reported by
-the hang timeout) under this mode.
+or Ctrl-C. While a differential launch runs, other launches wait for it
+and its GPU's front end starts no command (a copy, memset or value write
+between the runs would read as a difference), so a kernel that waits for
+another stream's work hangs (reported by the hang timeout) under this
+mode; host code writing managed or pinned memory while a kernel runs is
+not held back.
 """
 from __future__ import annotations
 
