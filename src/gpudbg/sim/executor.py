@@ -131,8 +131,11 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     pool = sm_pool.pool_for(gpu)
     shape = template.shape
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
+    # a debugger, and a non-default schedule (whose seed must pick the same
+    # interleaving on both engines), get the variant whose steps are the
+    # interpreter's: no loop regions or if bodies folding several steps into one
     native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
-                                    debugger=port is not None)
+                                    debugger=port is not None or order is not None)
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None
