@@ -1,6 +1,7 @@
 """What one process does in the code cache's multi-process tests: run a
 kernel under the native engine with a given cache directory and say how
-many modules it compiled (LLVM) and how many it found on disk.
+many modules it compiled (LLVM), how many it found on disk and how many
+times it planned segments (a warm load plans nothing).
 
 Run by multiprocessing (spawn: a fresh interpreter, so nothing is already
 loaded in-process) or as a script. `store_barrier` makes every compiling
@@ -60,11 +61,16 @@ def run_native(cache_dir: str, salt: int, store_barrier=None) -> dict:
 def _counted_run(salt: int, store_barrier) -> dict:
     import numpy as np
 
-    from gpudbg.sim.native import code_cache, jit
+    from gpudbg.sim.native import code_cache, jit, segments
     from engines_pair import run
 
-    counts = {"compiled": 0, "hits": 0}
+    counts = {"compiled": 0, "hits": 0, "planned": 0}
     compile_object, load, store = jit.compile_object, code_cache.load, code_cache.store
+    plan_segments = segments.plan_segments
+
+    def counting_plan(program, *a, **k):
+        counts["planned"] += 1
+        return plan_segments(program, *a, **k)
 
     def counting_compile(ir_text):
         counts["compiled"] += 1
@@ -81,11 +87,13 @@ def _counted_run(salt: int, store_barrier) -> dict:
         return store(key, payload)
 
     jit.compile_object, code_cache.load, code_cache.store = counting_compile, counting_load, waiting_store
+    segments.plan_segments = counting_plan
     try:
         x = np.arange(64, dtype=np.uint32)
         r = run(kernel(salt), "scale", (1,), (64,), [x, 3])
     finally:
         jit.compile_object, code_cache.load, code_cache.store = compile_object, load, store
+        segments.plan_segments = plan_segments
     counts["correct"] = bool(np.array_equal(r[0], x * 3 + salt))
     counts["segments"] = int(r.module.program.native_segments)
     return counts

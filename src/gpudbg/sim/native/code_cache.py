@@ -8,11 +8,11 @@ sha256), written whole to a temporary file in the same directory and
 renamed into place (os.replace is atomic), so a reader sees a complete
 entry or none, and any entry that does not check out (truncated, a flipped
 byte, another key or format) is treated as a miss: removed and compiled
-again, never trusted and never an error. The key (entry_key) is the
-program's key (engine.program_key: its code and jit.host_key, i.e.
-llvmlite/LLVM and the host CPU) together with the hash of the LLVM IR the
-lowerings produced, so code from an older gpudbg whose lowerings differ
-is never loaded.
+again, never trusted and never an error. The engine's keys and payloads
+are plan_store.py's: a key is what the code depends on (the program, the
+variant, llvmlite/LLVM, the host CPU and the code generator's source), a
+payload the object code with the plans that attach it, so a warm load
+runs neither the planner nor LLVM.
 
 Where: $GPUDBG_CACHE_DIR, else $XDG_CACHE_HOME/gpudbg/native, else
 ~/.cache/gpudbg/native; GPUDBG_NATIVE_CACHE=off disables it. The directory
@@ -59,15 +59,6 @@ def directory() -> Path | None:
         return Path(chosen)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "gpudbg" / "native"
-
-
-def entry_key(program_key: str, ir_text: str) -> str:
-    """The key of a program's compiled module: its program key (code,
-    compiler, host) and the IR compiled, as 64 hex digits."""
-    h = hashlib.sha256(program_key.encode())
-    h.update(b"\0")
-    h.update(ir_text.encode())
-    return h.hexdigest()
 
 
 def encode(key: str, payload: bytes) -> bytes:
@@ -219,6 +210,14 @@ def load(key: str) -> bytes | None:
     """The cached object code for `key` in the current cache, or None."""
     c = current()
     return None if c is None else c.load(key)
+
+
+def discard(key: str) -> None:
+    """Remove the entry of `key` from the current cache (a payload its
+    reader refused)."""
+    c = current()
+    if c is not None:
+        _remove(c.entry_path(key))
 
 
 def store(key: str, payload: bytes) -> None:

@@ -274,87 +274,126 @@ def account(program, thread_instructions: int) -> None:
 
 
 def program_key(program) -> str:
-    """What a program's native code depends on: its translated code
-    (instruction text, pcs, register layout) and the compiler."""
+    """What a program's native code and plans depend on: its translated
+    code (instruction text, pcs, what each translated to), register
+    layout, labels and declarations (frames' local offsets, parameters,
+    which names are shared, global or function symbols: their values are
+    resolved per wave, environment.py), and the compiler (jit.host_key)."""
     from gpudbg.sim.native import jit
     h = hashlib.sha256()
     h.update(jit.host_key().encode())
     for c in program.code:
-        h.update(f"{c.pc}\0{c.function}\0{c.inst.text}\n".encode())
+        h.update(f"{c.pc}\0{c.function}\0{c.inst.text}\0{c.built.kind}\0{c.built.run is None}\n".encode())
     for (fn, name), dt in zip(program.reg_names, program.reg_dtypes):
         h.update(f"{fn}\0{name}\0{dt.str}\n".encode())
+    for (fn, label), pc in sorted(program.labels().items()):
+        h.update(f"{fn}\0{label}\0{pc}\n".encode())
+    for name in sorted(program.functions):
+        f = program.functions[name]
+        h.update(f"{name}\0{f.ir.kind}\0{f.entry_pc}\0{f.end_pc}\0{f.builtin}\0"
+                 f"{sorted(f.local_offsets.items())}\0{f.param_names}\0{f.return_names}\n".encode())
+    h.update(repr((sorted(program.param_vars.items()), sorted(program.shared_vars),
+                   sorted(program.symbols))).encode())
     return h.hexdigest()
 
 
 def prepare(program, variant: int = PLAIN) -> None:
     """Compile the program's segments and regions once (per variant) and
-    attach them to its code."""
-    from llvmlite import ir as L
-
+    attach them to its code: from this process's loaded code, else from
+    the on-disk cache (plans and object code, plan_store.py: no planning,
+    no IR, no LLVM), else planned, emitted and compiled now."""
     from gpudbg.sim.native import jit
-    from gpudbg.sim.native.emit import SegmentEmitter
-    from gpudbg.sim.native.region_emit import RegionEmitter
-    from gpudbg.sim.native.regions import find_regions
-    from gpudbg.sim.native.segments import plan_segments
+    from gpudbg.sim.native.regions import RegionPlan
     seg_attr, region_attr, ready = _ATTRS[variant]
     if getattr(program, ready, False):
         return
     with _lock:
         if getattr(program, ready, False):
             return
-        plans, lowered, live = plan_segments(program, if_convert=True)
-        if variant == FULL:
-            everything = (1 << len(program.reg_dtypes)) - 1
-            live = [everything] * len(live)
-            for plan in plans:
-                plan.live_out = None
-                if plan.can_fail:    # a fault stops at its instruction: no thread may keep a later value
-                    for k in sorted(set().union(*(lowered[pc][2] for pc in range(plan.start, plan.end)
-                                                  if pc in lowered)) - set(plan.scratch_regs)):
-                        plan.scratch_regs[k] = plan.nslots
-                        plan.nslots += 1
-        # a debugger steps block by block: a region would run a whole loop in one step
-        regions = find_regions(program, lowered, live) if variant == PLAIN else []
         if not hasattr(program, "native_symbols"):
             program.native_symbols = []      # one symbol table for both variants (environment.py)
         symbols = program.native_symbols
-        key = program_key(program) + f"/{variant}"
-        prefix = f"g{key[:16]}_{variant}_"
-        module = L.Module(name=prefix)
-        for plan in plans:
-            em = SegmentEmitter(module, prefix + plan.name, program, plan, symbols)
-            em.build([program.code[pc] for pc in range(plan.start, plan.end)])
-        for region in regions:
-            RegionEmitter(module, prefix + region.name, program, region, symbols).build_region()
-        names = [prefix + p.name for p in plans + regions]
-        addresses = _compile(str(module), names, key) if names else {}
-        for plan in plans:
-            setattr(program.code[plan.start], seg_attr, NativeSegment(
-                jit.segment_function(addresses[prefix + plan.name]), plan))
-        for region in regions:
-            runner = NativeRegion(jit.segment_function(addresses[prefix + region.name]), region)
-            for pc in region.leaders:
-                setattr(program.code[pc], region_attr, runner)
-        setattr(program, f"{ready}_count", len(plans) + len(regions))
+        # the code indexes the symbol table as emission left it, which
+        # depends on the table it started from (the other variant's, if
+        # that was compiled first): so does the key
+        key = "/".join((program_key(program), str(variant), *("\0".join(s) for s in symbols)))
+        key = hashlib.sha256(key.encode()).hexdigest()
+        got = _loaded.get(key) or _nothing.get(key)
+        if got is None:
+            got = _load_or_compile(program, variant, key)
+            (_loaded if got[0].names else _nothing)[key] = got
+        stored, addresses = got
+        if stored.symbols[:len(symbols)] != symbols:
+            raise RuntimeError("native code: a stored symbol table does not extend the program's")
+        symbols.extend(stored.symbols[len(symbols):])
+        program.__dict__.setdefault("native_env_used", set()).update(stored.env_used)
+        nregions = 0
+        for plan, name in zip(stored.plans, stored.names):
+            fn = jit.segment_function(addresses[name])
+            if isinstance(plan, RegionPlan):
+                runner = NativeRegion(fn, plan)
+                for pc in plan.leaders:
+                    setattr(program.code[pc], region_attr, runner)
+                nregions += 1
+            else:
+                setattr(program.code[plan.start], seg_attr, NativeSegment(fn, plan))
+        setattr(program, f"{ready}_count", len(stored.plans))
         if variant == PLAIN:
-            program.native_segments = len(plans) + len(regions)
-            program.native_regions = len(regions)
+            program.native_segments = len(stored.plans)
+            program.native_regions = nregions
         setattr(program, ready, True)
 
 
-_loaded: dict[str, dict[str, int]] = {}
+# key -> (plan_store.Stored, {function name: address}): code loaded in this
+# process; _nothing: the programs of which nothing compiles
+_loaded: dict[str, tuple] = {}
+_nothing: dict[str, tuple] = {}
 
 
-def _compile(ir_text: str, names: list[str], key: str) -> dict[str, int]:
-    """Addresses of the module's functions: loaded once per process."""
-    from gpudbg.sim.native import jit
-    from gpudbg.sim.native import code_cache
-    got = _loaded.get(key)
-    if got is None:
-        disk = code_cache.entry_key(key, ir_text)
-        obj = code_cache.load(disk)
-        if obj is None:
-            obj = jit.compile_object(ir_text)
-            code_cache.store(disk, obj)
-        got = _loaded[key] = jit.load_object(obj, names)
-    return got
+def _load_or_compile(program, variant: int, key: str) -> tuple:
+    """(what attaches the code, function addresses) from the disk cache,
+    else planned, emitted, compiled and stored there."""
+    from gpudbg.sim.native import jit, plan_store
+    disk = plan_store.disk_key(key)
+    hit = plan_store.load(disk)
+    if hit is None:
+        stored, ir_text = _emit(program, variant, f"g{key[:16]}_{variant}_")
+        obj = jit.compile_object(ir_text) if stored.names else b""
+        plan_store.store(disk, stored, obj)
+    else:
+        stored, obj = hit
+    return stored, jit.load_object(obj, stored.names) if stored.names else {}
+
+
+def _emit(program, variant: int, prefix: str) -> tuple:
+    """Plan and emit the variant: (plan_store.Stored, LLVM IR text)."""
+    from llvmlite import ir as L
+
+    from gpudbg.sim.native.emit import SegmentEmitter
+    from gpudbg.sim.native.plan_store import Stored
+    from gpudbg.sim.native.region_emit import RegionEmitter
+    from gpudbg.sim.native.regions import find_regions
+    from gpudbg.sim.native.segments import plan_segments
+    plans, lowered, live = plan_segments(program, if_convert=True)
+    if variant == FULL:
+        everything = (1 << len(program.reg_dtypes)) - 1
+        live = [everything] * len(live)
+        for plan in plans:
+            plan.live_out = None
+            if plan.can_fail:    # a fault stops at its instruction: no thread may keep a later value
+                for k in sorted(set().union(*(lowered[pc][2] for pc in range(plan.start, plan.end)
+                                              if pc in lowered)) - set(plan.scratch_regs)):
+                    plan.scratch_regs[k] = plan.nslots
+                    plan.nslots += 1
+    # a debugger steps block by block: a region would run a whole loop in one step
+    regions = find_regions(program, lowered, live) if variant == PLAIN else []
+    symbols = program.native_symbols
+    module = L.Module(name=prefix)
+    for plan in plans:
+        em = SegmentEmitter(module, prefix + plan.name, program, plan, symbols)
+        em.build([program.code[pc] for pc in range(plan.start, plan.end)])
+    for region in regions:
+        RegionEmitter(module, prefix + region.name, program, region, symbols).build_region()
+    stored = Stored(plans + regions, [prefix + p.name for p in plans + regions], list(symbols),
+                    set(program.__dict__.get("native_env_used", ())))
+    return stored, str(module)

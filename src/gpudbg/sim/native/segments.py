@@ -52,9 +52,10 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
     regions need: {pc: (effect, reads, writes)} of every lowered
     instruction and the liveness bitsets (live after each pc). With
     `if_convert`, a segment may hold one if body (if_bodies.py)."""
-    from gpudbg.sim.native.emit import probe
+    from gpudbg.sim.native.probe import Prober
+    probe = Prober(program)
     from gpudbg.sim.native.if_bodies import IfBodies
-    ifs = IfBodies(program, lambda c: probe(program, c, SegmentPlan.empty())) if if_convert else None
+    ifs = IfBodies(program, probe) if if_convert else None
     crossing: set[int] = set()      # leaders the open segment continues across (its if body's)
     cur_if: tuple[int, int] | None = None
     code = program.code
@@ -94,7 +95,7 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
         if c.built.run is None:
             close()
             continue
-        found = probe(program, c, SegmentPlan.empty())
+        found = probe(c)
         if found is None:
             close()
             continue
