@@ -54,16 +54,16 @@ class MemoryImage:
         return cls({(a.base, a.size): (a, a.data.copy()) for a in memory.allocations() if _writable(a)})
 
     def changed(self, memory) -> dict:
-        """(base, size) -> (allocation, bytes now) of allocations that differ
-        from the image, and those made since (a device heap carved in the
-        run, a child launch's parameters): what a run left."""
+        """(base, size) -> (allocation, bytes now) of the imaged allocations
+        that differ from the image: what a run left. Allocations made since
+        are not the kernel's to compare (the heap is carved before the
+        first run; a child launch's parameters are freed with it; another
+        host thread may allocate meanwhile)."""
         out = {}
         for a in memory.allocations():
-            if not _writable(a):
-                continue
             key = (a.base, a.size)
             old = self.saved.get(key)
-            if old is None or not np.array_equal(old[1], a.data):
+            if old is not None and old[0] is a and not np.array_equal(old[1], a.data):
                 out[key] = (a, a.data.copy())
         return out
 
