@@ -20,14 +20,16 @@ event twice), a kernel reading %clock/%globaltimer (they advance with the
 engine's cycle count), a random schedule or GPUDBG_THREADS > 1 (another
 legal interleaving per run), a cooperative launch (its grid workspace is
 reallocated at another address), a program the native engine does not
-compile or over MAX_INSTRUCTIONS, another grid or command running at the same time
-(its writes would be undone), and a first run stopped by the hang timeout
-or Ctrl-C. While a differential launch runs, other launches wait for it
-and its GPU's front end starts no command (a copy, memset or value write
-between the runs would read as a difference), so a kernel that waits for
-another stream's work hangs (reported by the hang timeout) under this
-mode; host code writing managed or pinned memory while a kernel runs is
-not held back.
+compile or over MAX_INSTRUCTIONS, another grid or command running at the
+same time (its writes would be undone), a first run stopped by the hang timeout,
+Ctrl-C or the instruction budget (where the budget stops a kernel depends
+on the engine's step size), and a later run stopped by the hang timeout.
+While a differential launch runs, other launches wait for it and its
+GPU's front end starts no command (a copy, memset or value write between
+the runs would read as a difference), so a kernel that waits for another
+stream's work hangs (reported by the hang timeout) under this mode; host
+code writing managed or pinned memory while a kernel runs is not held
+back.
 """
 from __future__ import annotations
 
@@ -281,8 +283,11 @@ def _differential(launch_grid, gpu, function, args):
                 _count(function, f"skipped: the first run stopped ({_why(rec.error)})")
                 raise rec.error
             continue
-        if _timed_out(rec.error):
-            _count(function, f"skipped: the {name} run stopped ({type(rec.error).__name__})")
+        # a later run stopped by the budget when the first was not counted
+        # other work: compared (the reports differ); a timeout is the clock's
+        if _timed_out(rec.error) and getattr(getattr(rec.error, "report", None), "hang", None) \
+                is not HangKind.INSTRUCTION_BUDGET:
+            _count(function, f"skipped: the {name} run stopped ({_why(rec.error)})")
             raise rec.error
         found = first_difference(function.name, program, ref, rec, image)
         if found is not None:
