@@ -87,3 +87,21 @@ def test_a_budget_set_between_launches_stops_the_next(fresh_device, clean_env):
     with pytest.raises(gpudbg.KernelFaultError) as ei:
         gpudbg.synchronize()
     assert ei.value.report.hang is HangKind.INSTRUCTION_BUDGET
+
+
+def test_the_schedule_follows_the_environment_and_configure(clean_env):
+    from gpudbg.sim import executor, schedule
+    from gpudbg.sim.gpu import SimGPU
+    gpu = SimGPU()
+    assert executor._launch_environment(gpu, None)[2] is None          # lowest pc
+    clean_env.setenv("GPUDBG_SCHEDULE", "random")
+    assert launch_settings.current().schedule
+    assert isinstance(executor._launch_environment(gpu, None)[2], schedule.RandomSchedule)
+    clean_env.delenv("GPUDBG_SCHEDULE")
+    assert executor._launch_environment(gpu, None)[2] is None
+    schedule.configure("random", 3)
+    try:
+        assert isinstance(executor._launch_environment(gpu, None)[2], schedule.RandomSchedule)
+    finally:
+        schedule.reset()
+    assert executor._launch_environment(gpu, None)[2] is None

@@ -42,6 +42,7 @@ class LaunchSettings:
     timeout: float | None     # GPUDBG_HANG_TIMEOUT in seconds; None: off
     engine: str               # GPUDBG_ENGINE: auto, interp or native
     threads: int              # GPUDBG_THREADS
+    schedule: bool            # GPUDBG_SCHEDULE is set (schedule.for_launch decides what it asks for)
 
 
 _lock = threading.Lock()
@@ -70,7 +71,8 @@ def parse() -> LaunchSettings:
     timeout = kernel_watch.timeout_from_environment()
     if os.environ.get(schedule.ENV_SCHEDULE) or os.environ.get(schedule.ENV_SEED):
         schedule.from_environment()
-    return LaunchSettings(budget, timeout, native_engine.chosen(), native_parallel.host_threads())
+    return LaunchSettings(budget, timeout, native_engine.chosen(), native_parallel.host_threads(),
+                          bool(os.environ.get(schedule.ENV_SCHEDULE)))
 
 
 def current() -> LaunchSettings | None:

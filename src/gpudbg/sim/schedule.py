@@ -113,6 +113,11 @@ def describe() -> str:
     return f"random (seed {seed})" if policy is Policy.RANDOM else policy.value
 
 
+def configured() -> bool:
+    """Whether configure() chose the policy (else the environment does)."""
+    return _configured is not None
+
+
 def for_launch() -> "RandomSchedule | None":
     """The schedule of the next launch: None for lowest-pc (the executor's
     own loop), else a RandomSchedule drawing from the policy's generator."""

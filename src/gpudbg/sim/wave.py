@@ -106,11 +106,14 @@ class LaunchResources:
         self.slots = np.arange(max(nmax, 1), dtype=np.int64)
         self.slots.flags.writeable = False
 
-    def constants(self, gpu, function) -> LaunchConstants:
+    def constants(self, gpu, function, stack_limit: int | None = None) -> LaunchConstants:
         """The launch constants for `function` under the GPU's current stack
-        limit (recomputed when either changes)."""
+        limit (recomputed when either changes); `stack_limit`: that limit,
+        when the caller has already read it (sim/launch_template.py)."""
         c = self._constants
-        if c is None or c[0] is not function or c[1].stack_limit != stack_limit_of(gpu):
+        if stack_limit is None:
+            stack_limit = stack_limit_of(gpu)
+        if c is None or c[0] is not function or c[1].stack_limit != stack_limit:
             c = self._constants = (function, LaunchConstants(gpu, function))
         return c[1]
 
@@ -235,7 +238,7 @@ class WaveExecution(FaultReporting):
         self.block_dim = block
         self.grid_id = grid_id
         self.kparams = bytes(params)
-        const = res.constants(gpu, function)
+        const = res.constants(gpu, function, None if template is None else template.stack_limit)
         self.kparam_offsets = const.param_offsets
         self.dynamic_shared = int(shared_bytes)
         # the block's shared segment: its shared memory, and the reserved
@@ -297,7 +300,8 @@ class WaveExecution(FaultReporting):
         # CC.CF is only defined after a .cc instruction writes it
         self.carry = arrays.carry
         nb = len(wave_blocks)
-        self.block_live = np.full(nb, plan.threads_per_block, dtype=np.int64)
+        self.block_live = np.empty(nb, dtype=np.int64)     # np.full, without its Python frame
+        self.block_live.fill(plan.threads_per_block)
         # only meaningful for parked threads, which set it as they park
         self.bar_wait = arrays.bar_wait
         # per (block, barrier) counters: a shared read-only zero table until
