@@ -93,7 +93,8 @@ def _launch_environment(gpu, job) -> tuple:
         return budget, watch, order, native_parallel.host_threads()
     budget = env.budget if env.budget is not None else _configured_budget(gpu)
     watch = (_JobWatch if job is not None else KernelWatch)(budget, env.timeout)
-    return budget, watch, schedule.for_launch(), env.threads
+    order = schedule.for_launch() if env.schedule or schedule.configured() else None   # None: lowest pc
+    return budget, watch, order, env.threads
 
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
@@ -409,6 +410,11 @@ def _run_observed(tap, X: WaveExecution, b, pc: int, sel) -> None:
         b.run(X, sel)
 
 
+# ndarray.min/max go through numpy's Python-level _methods wrappers: the
+# ufunc reductions themselves, for the two or three per step of a tiny wave
+_lowest, _highest = np.minimum.reduce, np.maximum.reduce
+
+
 def next_group(view: np.ndarray, spin: SpinBackoff, whole: bool = True):
     """The lowest-pending-pc rule: (pc, slots) of the next step over the
     scheduling pcs `view`; slots None is the whole wave (when `whole`
@@ -416,10 +422,10 @@ def next_group(view: np.ndarray, spin: SpinBackoff, whole: bool = True):
     picked = spin.pick(view)
     if picked is not None:
         return picked
-    m = int(view.min())
+    m = int(_lowest(view))
     if m >= PARKED:
         return m, None
-    idx = None if whole and int(view.max()) == m else np.flatnonzero(view == m)
+    idx = None if whole and int(_highest(view)) == m else np.flatnonzero(view == m)
     spin.observe(m, idx)
     return m, idx
 
