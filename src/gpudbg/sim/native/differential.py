@@ -17,7 +17,8 @@ Launches that cannot be compared run once, as usual, and are counted by
 reason (`stats`, and one JSON line each in GPUDBG_DIFFERENTIAL_LOG):
 a debugger attached or an analysis tool observing (they would see every
 event twice), a kernel reading %clock/%globaltimer (they advance with the
-engine's cycle count), a random schedule or GPUDBG_THREADS > 1 (another
+engine's cycle count) or taking a parameter's address (cvta.param: a
+copy allocated per run), a random schedule or GPUDBG_THREADS > 1 (another
 legal interleaving per run), a cooperative launch (its grid workspace is
 reallocated at another address), a program the native engine does not
 compile or over MAX_INSTRUCTIONS, another grid or command running at the
@@ -79,19 +80,27 @@ def wanted() -> bool:
     return os.environ.get(ENV_DIFFERENTIAL, "").strip().lower() not in _OFF
 
 
-_CLOCKS = re.compile(r"%(clock|clock_hi|clock64|globaltimer|globaltimer_lo|globaltimer_hi)\b")
+# what makes a kernel's values differ from run to run whatever the engine:
+# clocks advance with the engine's cycle count, and a parameter's generic
+# address (cvta.param) is a copy allocated per wave (sim/param_window.py)
+_VARYING = {"the kernel reads %clock or %globaltimer":
+            re.compile(r"%(clock|clock_hi|clock64|globaltimer|globaltimer_lo|globaltimer_hi)\b"),
+            "the kernel takes a parameter's address (cvta.param: a copy allocated per run)":
+            re.compile(r"^cvta\.param\b")}
 
 
-def _reads_clock(program, kernel: str) -> bool:
-    """Whether the kernel or a function it may call reads a clock."""
-    cache = getattr(program, "differential_clock", None)
+def _varying(program, kernel: str) -> str | None:
+    """Why the kernel or a function it may call reads a value that
+    differs between two runs; None if nothing does."""
+    cache = getattr(program, "differential_varying", None)
     if cache is None:
-        cache = program.differential_clock = {}
-    got = cache.get(kernel)
-    if got is None:
+        cache = program.differential_varying = {}
+    if kernel not in cache:
         reach = program.reachable(kernel)
-        got = cache[kernel] = any(c.function in reach and _CLOCKS.search(c.inst.text) for c in program.code)
-    return got
+        texts = [c.inst.text for c in program.code if c.function in reach]
+        cache[kernel] = next((why for why, pattern in _VARYING.items()
+                              if any(pattern.search(t) for t in texts)), None)
+    return cache[kernel]
 
 
 def _skip_reason(gpu, function, cooperative: bool) -> str | None:
@@ -102,8 +111,9 @@ def _skip_reason(gpu, function, cooperative: bool) -> str | None:
         return "a debugger is attached"
     if instrument.active() is not None:
         return "an analysis tool observes the launch"
-    if _reads_clock(program, function.name):
-        return "the kernel reads %clock or %globaltimer"
+    varying = _varying(program, function.name)
+    if varying is not None:
+        return varying
     if schedule.for_launch() is not None:
         return "a random schedule (GPUDBG_SCHEDULE)"
     if parallel.host_threads() > 1:
