@@ -193,10 +193,36 @@ def _segment_pointer(em, seg: L.Value, off: L.Value, size: int, space: str) -> L
     b = em.b
     mem, stride, limits = (("smem", "sstride", "slimits") if space == "shared"
                            else ("lmem", "lstride", "llimits"))
-    _aligned(em, off, size)
-    lim = b.load(b.gep(em.env_pointer(ENV[limits], I64), [seg]))
-    em.check(b.and_(b.icmp_unsigned("<", off, lim), b.icmp_unsigned(">=", b.sub(lim, off), I64(size))))
+    grouped = _window_group(em, space, size)
+    if grouped is None:
+        _aligned(em, off, size)
+        lim = b.load(b.gep(em.env_pointer(ENV[limits], I64), [seg]))
+        em.check(b.and_(b.icmp_unsigned("<", off, lim), b.icmp_unsigned(">=", b.sub(lim, off), I64(size))))
+    else:
+        group, c = grouped
+        if em.current.pc == group.first:     # the whole group's span, once (window_checks.py)
+            base = b.sub(off, I64(c)) if c else off
+            _aligned(em, base, size)
+            lim = b.load(b.gep(em.env_pointer(ENV[limits], I64), [seg]))
+            em.check(b.and_(b.icmp_unsigned("<=", base, lim),
+                            b.icmp_unsigned(">=", b.sub(lim, base), I64(group.span))))
+            em.window_verified.add(group.key)
     return b.add(b.add(em.env(ENV[mem]), b.mul(seg, em.env(ENV[stride]))), off)
+
+
+def _window_group(em, space: str, size: int):
+    """(group, offset) when this load's check is its group's (the first
+    load of the group checks; the others rely on it), else None."""
+    got = getattr(em, "windows", None)
+    got = got.get(em.current.pc) if got and em.current is not None else None
+    if got is None:
+        return None
+    group, _ = got
+    if group.key[0] != space or group.size != size:
+        return None
+    if em.current.pc != group.first and group.key not in em.window_verified:
+        return None
+    return got
 
 
 def shared_pointer(em, off: L.Value, size: int) -> L.Value:

@@ -45,6 +45,7 @@ from llvmlite import ir as L
 from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.native.environment import ENV
+from gpudbg.sim.native import window_checks
 from gpudbg.sim.ops.base import Mods, UnsupportedInstruction, immediate_value
 
 I1, I8, I16, I32, I64 = L.IntType(1), L.IntType(8), L.IntType(16), L.IntType(32), L.IntType(64)
@@ -360,6 +361,8 @@ class SegmentEmitter:
         self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
         self._taken = None
         branch = getattr(self.plan, "if_branch", None)
+        self.windows = window_checks.plan(self.program, compiled, getattr(self.plan, "last_write", None), branch)
+        self.window_verified: set = set()
         for c in compiled:
             self.current = c
             self.function_ir = self.program.functions[c.function].ir

@@ -36,6 +36,7 @@ class SegmentPlan:
     two_pass: bool = False          # has a second pass (writes or commits): set by the emitter
     events: int = 0                 # instrument.Event bits its instructions would emit to tools
     if_branch: tuple[int, int] | None = None   # (pc of `@p bra L`, L) of its if body, if it has one
+    last_write: dict | None = None  # register -> last pc of it writing it (None: unknown; window_checks.py)
 
     @classmethod
     def empty(cls) -> "SegmentPlan":
@@ -57,6 +58,7 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
     from gpudbg.sim.native.if_bodies import IfBodies
     ifs = IfBodies(program, probe) if if_convert else None
     crossing: set[int] = set()      # leaders the open segment continues across (its if body's)
+    last_write: dict[int, int] = {}
     cur_if: tuple[int, int] | None = None
     code = program.code
     leader = program.leader
@@ -72,9 +74,11 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
         if len(cur) >= min_length:
             scratch = sorted(live_in & written) if can_fail else []
             out.append(SegmentPlan(cur[0], cur[-1] + 1, {k: s for s, k in enumerate(scratch)},
-                                   len(scratch), can_fail, events=events, if_branch=cur_if))
+                                   len(scratch), can_fail, events=events, if_branch=cur_if,
+                                   last_write=dict(last_write)))
         cur, live_in, written, can_fail, events, cur_if = [], set(), set(), False, 0, None
         crossing.clear()
+        last_write.clear()
 
     kills: dict[int, int] = {}
     uses: dict[int, int] = {}
@@ -108,6 +112,8 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
         events |= int(instruction_events(c.built, c.inst.opcode))
         live_in |= reads - written
         written |= writes
+        for k in writes:
+            last_write[k] = pc
         can_fail = can_fail or low.effect != "none"
         if low.effect == "write":
             close()
