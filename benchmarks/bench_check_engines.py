@@ -63,6 +63,7 @@ def kernel_times(tools: list[str], repeat: int) -> None:
             session.finish()
         return t, reporter.errors
 
+    print("kernel wall time, best round (other work on the machine inflates both engines alike)")
     print(f"{'tool':10} {'kernel':16} {'interp s':>9} {'auto s':>9} {'speedup':>8}  errors (interp/auto)")
     old = os.environ.get("GPUDBG_ENGINE")
     try:

@@ -7,6 +7,8 @@ instructions' declared events (instrument.instruction_events) and the
 tools' overridden methods (Tap.consumes)."""
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
 from sanitizer_harness import checked
@@ -135,7 +137,6 @@ def test_a_region_leaving_forwards_emits_only_its_loads():
 
 
 def test_barriers_and_warp_operations_declare_their_events():
-    from gpudbg.ptx.parser import parse as parse_ptx
     ptx = HEAD + """
 .visible .entry sync(.param .u64 out)
 {
@@ -146,7 +147,7 @@ def test_barriers_and_warp_operations_declare_their_events():
     ret;
 }
 """
-    program = Program(parse_ptx(ptx), {}, 0)
+    program = _program(ptx)
     by_op = {c.inst.opcode: instrument.instruction_events(c.built, c.inst.opcode) for c in program.code}
     assert by_op["shfl"] == Event.WARP_SYNC
     assert by_op["bar"] == Event.BARRIER_ARRIVAL | Event.BARRIER_COMPLETE
@@ -288,7 +289,6 @@ def test_initcheck_keeps_the_loads_interpreted(monkeypatch):
     initcheck they are the ones that never ran natively."""
     _f, _t, _r, calls = _checked_run("initcheck", "native", monkeypatch)
     assert calls
-    import gc
     programs = [p for p in gc.get_objects() if isinstance(p, Program) and getattr(p, "native_ready", False)
                 and any(c.inst.opcode == "ld" and "global" in c.inst.modifiers for c in p.code)
                 and any("scramble" == c.function for c in p.code)]
