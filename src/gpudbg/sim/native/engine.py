@@ -7,10 +7,11 @@ every program at its first launch, and the default (auto) is a tiered JIT:
 a program runs interpreted until one launch has AUTO_THREADS threads or
 its launches have interpreted AUTO_WORK thread-instructions, then it is
 compiled (unless it is larger than AUTO_MAX_INSTRUCTIONS), so the many
-tiny kernels of a test suite never pay LLVM's compile time. An analysis
-tool observing every instruction (sanitizer, tracer) gets the interpreter,
-whose events it consumes; an attached debugger gets the FULL variant,
-which stores every register and runs no loop regions. A program is
+tiny kernels of a test suite never pay LLVM's compile time. Under an
+analysis tool (sanitizer, tracer) the executor runs a segment or region
+only when it emits no event class the tool consumes (its plan's `events`,
+sim/instrument.py); an attached debugger, and a non-default schedule, get
+the FULL variant, which stores every register and runs no loop regions. A program is
 compiled once per variant: every segment (segments.py) and loop region
 (regions.py) becomes one function of one LLVM module, compiled or fetched
 from the on-disk cache (code_cache.py), and hangs off the Compiled entry
