@@ -176,10 +176,18 @@ class Plan:
         self.positional = [p for p in self.params if not p.keyword_only]
         self.by_name = {p.name: p for p in self.params}
         self.usage = f"{self.name}({', '.join(p.name for p in self.params)})"
+        self.checks = tuple(p.kind.check for p in self.params)
 
     def bind(self, args: tuple, kwargs: dict) -> list:
         """The checked argument values, in parameter order (keyword-only
         ones after the positional ones)."""
+        if not kwargs and len(args) == len(self.checks):
+            # every argument given by position (each launch): the checks
+            # alone; a refusal is bound again below for its exact message
+            try:
+                return [check(v) for check, v in zip(self.checks, args)]
+            except Exception:
+                pass
         if len(args) > len(self.positional):
             raise McError(E.mcErrorInvalidValue, f"{self.usage} takes {len(self.positional)} positional "
                                                  f"arguments, {len(args)} were given")
