@@ -223,3 +223,20 @@ def test_the_debugger_variant_leaves_no_register_written_past_a_fault(mode, monk
     assert "ahead" in str(r.fault)
     assert mode() == {"compared": 1}
     assert r.module.program.native_full_ready_count > 0
+
+
+def test_a_compared_launch_holds_the_front_end_and_lets_it_go():
+    from gpudbg.sim.gpu import SimGPU
+    gpu = SimGPU()
+    try:
+        assert differential._hold(gpu) is None and gpu.differential_hold
+        with gpu.cv:
+            assert gpu.frontend._pick() is None        # nothing starts while held
+        differential._release(gpu)
+        assert not gpu.differential_hold
+        gpu.frontend.executing[object()] = object()    # a copy of another stream is running
+        assert differential._hold(gpu) == "another command runs at the same time"
+        assert not gpu.differential_hold
+    finally:
+        gpu.frontend.executing.clear()
+        gpu.shutdown()
