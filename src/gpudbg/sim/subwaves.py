@@ -30,7 +30,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import threading
-from concurrent.futures import ThreadPoolExecutor
+
+from gpudbg.sim.native import parallel
 
 MIN_BLOCKS_PER_PART = 2
 MIN_THREADS_PER_PART = 4096       # smaller waves are not worth a host thread
@@ -83,20 +84,6 @@ def applies(X, threads: int, order, port, tap, cooperative: bool, cluster_size: 
         return False
     nb = len(X.wave_blocks)
     return nb >= MIN_BLOCKS_PER_PART * 2 and X.n >= MIN_THREADS_PER_PART * 2
-
-
-_pool_lock = threading.Lock()
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-
-
-def _workers(n: int) -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None or _pool[0] < n:
-            if _pool is not None:
-                _pool[1].shutdown(wait=False)
-            _pool = (n, ThreadPoolExecutor(max_workers=n, thread_name_prefix="gpudbg-subwave"))
-        return _pool[1]
 
 
 def _part_resources(X, index: int):
@@ -171,7 +158,7 @@ def run(X, res, watch, wave_index: int, nwaves: int, threads: int, run_wave) -> 
                 gate.failed.set()
 
     try:
-        pool = _workers(len(parts) - 1)
+        pool = parallel.workers(len(parts) - 1)
         futures = [pool.submit(one, j) for j in range(1, len(parts))]
         one(0)
         for f in futures:

@@ -54,7 +54,8 @@ _pool_lock = threading.Lock()
 _pool: tuple[int, ThreadPoolExecutor] | None = None
 
 
-def _workers(n: int) -> ThreadPoolExecutor:
+def workers(n: int) -> ThreadPoolExecutor:
+    """The process's pool of at least n host threads (also sim/subwaves.py's)."""
     global _pool
     with _pool_lock:
         if _pool is None or _pool[0] < n:
@@ -131,7 +132,7 @@ def run_parts(seg, X, idx, threads: int, setup=None) -> list[Part] | None:
         part.env[ENV["phase"]] = phase
         return fn(regs, piece.ctypes.data, len(piece), part.env.ctypes.data)
 
-    pool = _workers(threads)
+    pool = workers(threads)
     first = 1 if seg.two_pass else 0
     for phase in ((first, 2) if seg.two_pass else (first,)):
         futures = [pool.submit(call, j, phase) for j in range(1, len(pieces))]
