@@ -44,7 +44,8 @@ def python_frames(limit: int = 8) -> list[str]:
     frames = []
     f = sys._getframe(1)
     users = _USER_FILE
-    while f is not None and len(frames) < 64:
+    want = limit if 0 < limit <= 64 else 64
+    while f is not None and len(frames) < want:    # the innermost `limit` are all that is kept
         code = f.f_code
         path = code.co_filename
         user = users.get(path)
