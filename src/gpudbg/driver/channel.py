@@ -30,6 +30,7 @@ from gpudbg.sim.memory.spaces import AllocationKind
 
 DEFAULT_RING_BYTES = 4096
 _RELEASE_WORDS = 1 + C.payload_words(C.Opcode.SEM_RELEASE)   # the fence's SEM_RELEASE closing every push
+_chain = itertools.chain.from_iterable
 _ids = itertools.count(1)
 
 
@@ -76,9 +77,10 @@ class Channel:
                 raise ChannelClosedError(f"channel {self.name} is closed")
             encoded = [C.encode(cmd) for cmd in commands]
             limit = self.ring.size - 1
-            for n in [len(words) for words in encoded] + [_RELEASE_WORDS]:
-                if n > limit:
-                    raise RingFullError(f"ring {self.name}: a {n}-word command can never fit")
+            if _RELEASE_WORDS > limit or (encoded and max(map(len, encoded)) > limit):
+                for n in [len(words) for words in encoded] + [_RELEASE_WORDS]:   # the first that cannot
+                    if n > limit:
+                        raise RingFullError(f"ring {self.name}: a {n}-word command can never fit")
             with self.gpu.cv:
                 if self.closed:
                     raise ChannelClosedError(f"channel {self.name} is closed")
@@ -102,7 +104,7 @@ class Channel:
                 cv.wait_for(lambda: self._serving == ticket)
             try:
                 if not self.closed and len(encoded) > 1:
-                    flat = [w for words in encoded for w in words]
+                    flat = list(_chain(encoded))
                     if ring.free() >= len(flat):     # the whole push fits now: one write
                         encoded = [flat]
                 for words in encoded:
