@@ -17,8 +17,9 @@ Launches that cannot be compared run once, as usual, and are counted by
 reason (`stats`, and one JSON line each in GPUDBG_DIFFERENTIAL_LOG):
 a debugger attached or an analysis tool observing (they would see every
 event twice), a kernel reading %clock/%globaltimer (they advance with the
-engine's cycle count) or taking a parameter's address (cvta.param: a
-copy allocated per run), a random schedule or GPUDBG_THREADS > 1 (another
+engine's cycle count), taking a parameter's address (cvta.param) or
+launching grids (dynamic parallelism): both allocate per run, at another
+address the second time, a random schedule or GPUDBG_THREADS > 1 (another
 legal interleaving per run), a cooperative launch (its grid workspace is
 reallocated at another address), a program the native engine does not
 compile or over MAX_INSTRUCTIONS, another grid or command running at the
@@ -81,12 +82,16 @@ def wanted() -> bool:
 
 
 # what makes a kernel's values differ from run to run whatever the engine:
-# clocks advance with the engine's cycle count, and a parameter's generic
-# address (cvta.param) is a copy allocated per wave (sim/param_window.py)
+# clocks advance with the engine's cycle count, a parameter's generic
+# address (cvta.param) is a copy allocated per wave (sim/param_window.py),
+# a device-side launch's parameter buffer is allocated per launch
+# (sim/device_runtime.py), each at another address in the second run
 _VARYING = {"the kernel reads %clock or %globaltimer":
             re.compile(r"%(clock|clock_hi|clock64|globaltimer|globaltimer_lo|globaltimer_hi)\b"),
             "the kernel takes a parameter's address (cvta.param: a copy allocated per run)":
-            re.compile(r"^cvta\.param\b")}
+            re.compile(r"^cvta\.param\b"),
+            "the kernel launches grids (dynamic parallelism: parameter buffers allocated per run)":
+            re.compile(r"(GetParameterBuffer|LaunchDevice)\w*\b")}
 
 
 def _varying(program, kernel: str) -> str | None:
