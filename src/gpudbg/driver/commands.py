@@ -153,7 +153,7 @@ def payload_words(opcode: Opcode) -> int:
 def make(opcode: Opcode, **fields: int) -> Command:
     """A validated command; every field of the format must be given."""
     names, layout = _NAMES[opcode], _LAYOUT[opcode]
-    if len(fields) != len(names) or not all(n in fields for n in names):
+    if fields.keys() != _NAME_SETS[opcode]:     # exactly the format's fields
         unknown = set(fields) - set(names)
         if unknown:
             raise CommandFormatError(f"{opcode.name} has no field(s) {sorted(unknown)}; "
@@ -209,14 +209,14 @@ def decode_one(read_word: Callable[[int], int], offset: int, ring: str = "?") ->
     opcode = _BY_VALUE.get(op_value)
     if opcode is None:
         raise CommandDecodeError(ring, offset, header, f"unknown opcode 0x{op_value:02x}")
-    expected = payload_words(opcode)
+    expected = _PAYLOAD[opcode]
     count = header & 0x00FF_FFFF
     if count != expected:
         raise CommandDecodeError(ring, offset, header,
                                  f"{opcode.name} carries {expected} payload words, header says {count}")
     fields: dict[str, int] = {}
     i = 1
-    for (name, wide), (_, _, check) in zip(_WIDE[opcode], _LAYOUT[opcode]):
+    for name, wide, check in _DECODE[opcode]:
         if wide:
             fields[name] = read_word(i) | (read_word(i + 1) << 32)
             i += 2
@@ -287,8 +287,10 @@ def decode_descriptor(data: bytes) -> dict[str, int]:
 # (FieldType.words/.mask are properties) each time cost more than the work.
 _MASKS = {U32: WORD_MASK, U64: U64_MASK}
 _NAMES = {op: tuple(n for n, _ in fmt) for op, fmt in FORMATS.items()}
+_NAME_SETS = {op: frozenset(names) for op, names in _NAMES.items()}
 _LAYOUT = {op: tuple((n, _MASKS[t], CONSTRAINTS.get((op, n))) for n, t in fmt) for op, fmt in FORMATS.items()}
 _WIDE = {op: tuple((n, t is U64) for n, t in fmt) for op, fmt in FORMATS.items()}
+_DECODE = {op: tuple((n, t is U64, CONSTRAINTS.get((op, n))) for n, t in fmt) for op, fmt in FORMATS.items()}
 _PAYLOAD = {op: sum(t.value for _, t in fmt) for op, fmt in FORMATS.items()}
 _HEADER = {op: (int(op) << 24) | _PAYLOAD[op] for op in FORMATS}
 _BY_VALUE = {int(op): op for op in Opcode}
