@@ -87,6 +87,8 @@ def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[Re
         for pc in range(start, end):
             c = code[pc]
             target = _plain_branch(c)
+            if leader[pc]:   # a thread past the cap pauses at a block start: what it reads from there is stored
+                exits_live |= live[pc] | sum(1 << k for k in lowered.get(pc, (None, (), ()))[1])
             if target is not None:
                 if c.inst.guard is not None:
                     k = program._reg_index.get((c.function, c.inst.guard.name))
@@ -94,6 +96,8 @@ def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[Re
                         ok = False
                         break
                     reads.add(k)
+                    if leader[pc]:
+                        exits_live |= 1 << k
                 if not start <= target < end or c.inst.guard is not None:
                     exits_live |= live[pc]
                 if target < start:
