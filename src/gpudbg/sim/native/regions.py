@@ -33,6 +33,7 @@ arrive in another order and grouping than after a native call.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from gpudbg.ptx import ir
@@ -55,6 +56,12 @@ class RegionPlan:
     @property
     def name(self) -> str:
         return f"region_{self.start}_{self.end}"
+
+
+# a load that orders with other threads' writes (volatile, acquire,
+# relaxed): a loop around one waits for another thread, which cannot run
+# while the region does, so it would spin to the call's cap
+_SYNCHRONIZING_LOAD = re.compile(r"^ld(\.\w+)*\.(volatile|acquire|relaxed|mmio)\b")
 
 
 def _plain_branch(c) -> int | None:
@@ -104,7 +111,7 @@ def find_regions(program, lowered: dict[int, tuple], live: list[int]) -> list[Re
                     events |= Event.ORDER
                 continue
             got = lowered.get(pc)
-            if got is None or got[0] == "write" or c.built.run is None:
+            if got is None or got[0] == "write" or c.built.run is None or _SYNCHRONIZING_LOAD.match(c.inst.text):
                 ok = False
                 break
             reads |= got[1]
