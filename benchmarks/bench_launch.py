@@ -14,7 +14,8 @@ two steadier figures come beside them: each pattern's CPU per launch split
 between the host thread and the device threads (from the kernel's
 per-thread counters), and with --calls the Python function calls per
 launch on each side (deterministic: what a change removed, independent of
-the machine's load).
+the machine's load), with --opcodes the Python bytecodes executed per
+launch on each side (the interpreter's work itself).
 
 Every check stays on (argument validation, the sanitizer's event interface,
 the debugger's hooks). Beside each figure the same run measures a reference,
@@ -25,7 +26,7 @@ the rate of numpy doing one launch's trivial work (writing 32 int32 thread
 ids into an array). Targets (issue 13 item 5): 20,000 launches/s through
 mc*, 10,000 through the Pythonic layer.
 
-Run: python benchmarks/bench_launch.py [--launches N] [--repeat R] [--profile PATTERN] [--calls]
+Run: python benchmarks/bench_launch.py [--launches N] [--repeat R] [--profile PATTERN] [--calls] [--opcodes]
 """
 from __future__ import annotations
 
@@ -249,6 +250,46 @@ def count_device_calls() -> None:
     engines.DeviceThreads._main = counted_main
 
 
+def _count_opcodes(frame, event, arg):
+    """A trace function counting the bytecodes each side executes: the
+    interpreter's work, which is 90% of a launch's machine instructions
+    (callgrind), steadier than any clock on a shared machine."""
+    if not _counting[0]:
+        return None
+    frame.f_trace_opcodes = True
+    side = "host" if threading.current_thread() is threading.main_thread() else "device"
+
+    def local(frame, event, arg):
+        if event == "opcode":
+            _counts[side] += 1
+        return local
+    return local
+
+
+def count_device_opcodes() -> None:
+    """Trace the bytecodes of every GPU thread started from now on."""
+    from gpudbg.sim import engines
+    original = engines.DeviceThreads._main
+
+    def traced_main(self) -> None:
+        sys.settrace(_count_opcodes)
+        original(self)
+    engines.DeviceThreads._main = traced_main
+
+
+def opcodes_per_launch(fn, n: int) -> tuple[float, float]:
+    """(host, device) Python bytecodes executed per launch of fn(n)."""
+    _counts.clear()
+    sys.settrace(_count_opcodes)
+    _counting[0] = True
+    try:
+        fn(n)
+    finally:
+        _counting[0] = False
+        sys.settrace(None)
+    return _counts["host"] / n, _counts["device"] / n
+
+
 def calls_per_launch(fn, n: int) -> tuple[float, float]:
     """(host, device) Python and C function calls per launch of fn(n)."""
     _counts.clear()
@@ -270,11 +311,15 @@ def main() -> None:
                     help="cProfile one pattern (block of 32) instead of timing all")
     ap.add_argument("--calls", action="store_true",
                     help="count Python function calls per launch (host, device) instead of timing")
+    ap.add_argument("--opcodes", action="store_true",
+                    help="count Python bytecodes executed per launch (host, device) instead of timing")
     a = ap.parse_args()
     if a.profile:
         profile_device_threads()
     if a.calls:
         count_device_calls()
+    if a.opcodes:
+        count_device_opcodes()
     f = _mc_kernel()
     k = gpudbg.Module.from_ptx(EMPTY, "bench_launch.ptx").empty
     patterns = {"mc_queued": lambda b: mc_queued(f, b), "mc_sync": lambda b: mc_sync(f, b),
@@ -284,6 +329,13 @@ def main() -> None:
         p(1)(10)
     if a.profile:
         profile(patterns[a.profile](32), a.launches)
+        return
+    if a.opcodes:
+        for name, make in patterns.items():
+            make(32)(300)          # launch buffers for every launch in flight, made before counting
+            host_ops, device_ops = opcodes_per_launch(make(32), min(a.launches, 300))
+            print(f"{name:10s} block 32: {host_ops:6.0f} bytecodes/launch on the host thread, "
+                  f"{device_ops:6.0f} on the device threads ({host_ops + device_ops:,.0f} in all)")
         return
     if a.calls:
         for name, make in patterns.items():
