@@ -158,12 +158,13 @@ class NativeSegment:
         return r < 0
 
     def may_run(self, X, idx) -> bool:
-        """An if body may run here only when no thread outside the
-        selection waits below its L (if_bodies.py): the interpreter would
-        run those before the body."""
-        if self.if_target is None or idx is None:
-            return True
-        return int((X.sched < self.if_target).sum()) == len(idx)
+        """A segment with an if body runs only for the whole wave
+        (if_bodies.py): then the interpreter's steps it folds are the
+        branch's, the body's and L's with nothing between them, each
+        step at L holds the same threads, and the warp scheduler's spin
+        detection (sim/spin.py), which counts consecutive partial steps
+        and is reset by a whole-wave one, ends in the same state."""
+        return self.if_target is None or idx is None
 
     def account_body(self, X, nsel: int) -> None:
         """Add what the interpreter's separate steps would count: the body

@@ -16,9 +16,13 @@ between the branch and L. So the body must be straight-line lowered code
 without its own guards and without writing p, with at most one write
 (a store or atomic) and that last, so its two-pass write happens after
 every thread's reads as in the body step; nothing may branch into the
-body or to L; and the executor runs the segment only when no other thread
-of the wave waits below L (sim/executor.py), since the interpreter would
-run those first. The segment counts the threads that ran the body and
+body or to L; and the executor runs the segment only for a whole-wave
+step (engine.NativeSegment.may_run): other threads waiting between the
+branch and L would run first in the interpreter, threads waiting at L
+would share its step, and the warp scheduler's spin detection counts the
+partial steps the segment would fold (a spinning warp would back off one
+iteration later: found by GPUDBG_DIFFERENTIAL on the watchdog's
+flag-waiting kernel). The segment counts the threads that ran the body and
 the executor adds the work, step and cycles of the interpreter's separate
 steps, so counts and clocks stay identical.
 
