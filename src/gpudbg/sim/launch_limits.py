@@ -48,9 +48,17 @@ class LaunchLimits:
     pending_launch_count: int = DEFAULT_PENDING_LAUNCH_COUNT   # device launches a grid may queue
 
 
+_last_defaults: tuple[Any, LaunchLimits] | None = None    # (model, its defaults): every launch asks
+
+
 def defaults(model: Any) -> LaunchLimits:
-    return LaunchLimits(int(model.default_stack_size), int(model.printf_fifo_size),
-                        int(model.malloc_heap_size))
+    global _last_defaults
+    last = _last_defaults
+    if last is not None and last[0] is model:
+        return last[1]       # a frozen value of a frozen model: the same for every launch
+    lim = LaunchLimits(int(model.default_stack_size), int(model.printf_fifo_size), int(model.malloc_heap_size))
+    _last_defaults = (model, lim)
+    return lim
 
 
 _programmed: "weakref.WeakKeyDictionary[Any, LaunchLimits]" = weakref.WeakKeyDictionary()
