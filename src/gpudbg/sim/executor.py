@@ -45,8 +45,8 @@ from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import KernelFault, LaneFault
 from gpudbg.sim.memory.spaces import AllocationKind, OutOfMemory
 from gpudbg.sim.native import engine as native_engine
-from gpudbg.sim.native import differential as native_differential
 from gpudbg.sim import subwaves
+from gpudbg.sim.native import differential as native_differential
 from gpudbg.sim.native import parallel as native_parallel
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff

@@ -411,7 +411,6 @@ class SegmentEmitter:
         runs = self.b.not_(self.guard_value(inst))
         self.b.store(self.b.add(self.b.load(self._taken), self.b.zext(runs, I64)), self._taken)
 
-
     def _first_pass_runs(self) -> L.Value:
         """n > 0 and the call is not for the second pass only (env
         `phase`: 0 both passes, 1 the first only, 2 the second only; the

@@ -108,8 +108,8 @@ class NativeSegment:
         self.length = plan.end - plan.start - self.body   # what every selected thread runs
         self.rows = plan.nslots
         self.two_pass = plan.two_pass
-        self.events = plan.events    # instrument.Event bits: runs under a tool consuming none of them
         self.atomic = None        # has an atomic (sim/subwaves.py keeps its gate for those): on first use
+        self.events = plan.events    # instrument.Event bits: runs under a tool consuming none of them
 
     def crosses(self, leader, program_leader) -> bool:
         """Whether a leader array with extra leaders (a debugger's
@@ -176,7 +176,6 @@ class NativeSegment:
             X.cycles += self.body
         if self.after:
             X.steps += 1
-
 
     def _atomic(self, program) -> bool:
         """Whether the code has an atomic: a sub-wave runs those holding

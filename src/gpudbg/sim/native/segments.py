@@ -53,9 +53,9 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
     regions need: {pc: (effect, reads, writes)} of every lowered
     instruction and the liveness bitsets (live after each pc). With
     `if_convert`, a segment may hold one if body (if_bodies.py)."""
+    from gpudbg.sim.native.if_bodies import IfBodies
     from gpudbg.sim.native.probe import Prober
     probe = Prober(program)
-    from gpudbg.sim.native.if_bodies import IfBodies
     ifs = IfBodies(program, probe) if if_convert else None
     crossing: set[int] = set()      # leaders the open segment continues across (its if body's)
     last_write: dict[int, int] = {}
