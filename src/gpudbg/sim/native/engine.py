@@ -40,9 +40,10 @@ ENV_ENGINE = "GPUDBG_ENGINE"
 ENGINES = ("auto", "interp", "native")
 AUTO_THREADS = 1 << 16      # a launch this large compiles its program at once (auto)
 AUTO_WORK = 1 << 22         # thread-instructions interpreted before a program is compiled (auto)
-# auto never compiles a program larger than this: LLVM's time grows with the
-# code (about 2-3 s for 1,200 PTX instructions at -O2; minutes for a 1.9 MB
-# -G libcu++ module), and a compile inside a launch counts against the
+# auto never compiles a program larger than this: compile time grows with
+# the code (about 1 s of CPU for 1,200 PTX instructions, with jit.py's quick
+# pipeline for large modules; minutes at -O2 for a 1.9 MB -G libcu++ module,
+# not measured since), and a compile inside a launch counts against the
 # host's hang timeout. GPUDBG_ENGINE=native still compiles them.
 AUTO_MAX_INSTRUCTIONS = 3000
 
