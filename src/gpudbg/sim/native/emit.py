@@ -134,6 +134,10 @@ class SegmentEmitter:
     helpers while it walks the threads."""
 
     def __init__(self, module: L.Module, name: str, program, plan, symbols: list | None = None):
+        # checks_only: a precheck function (engine.py, FULL variant): every
+        # check of the segment and nothing stored, so LLVM keeps only what
+        # addresses and checks need; set by the caller before build()
+        self.checks_only = False
         self.module = module
         self.symbols = symbols if symbols is not None else []   # (kind, name) of the env's symbol table
         self.program = program
@@ -372,7 +376,8 @@ class SegmentEmitter:
                 self._emit_guarded(c, self._body_inst)
             else:
                 self._emit_guarded(c)
-        self._flush()
+        if not self.checks_only:
+            self._flush()
         i = self.i
         nxt = b.add(i, I64(1))
         i.add_incoming(nxt, b.block)
@@ -386,7 +391,8 @@ class SegmentEmitter:
         else:
             b.unreachable()
         b.position_at_end(after)
-        self._second_pass()
+        if not self.checks_only:
+            self._second_pass()
         b.ret(self._success())
 
     def _success(self) -> L.Value:
@@ -544,6 +550,8 @@ class SegmentEmitter:
 
     def record(self, slot: int, value: L.Value) -> None:
         """First pass: keep `value` (<= 8 bytes) for this thread in scratch row `slot`."""
+        if self.checks_only:
+            return          # nothing is written back: the values are not kept
         row = self.scratch_row(slot, value.type)
         self.b.store(value, self.b.gep(row, [self.i], inbounds=True))
 

@@ -24,6 +24,7 @@ operations, calls and the branches outside loop regions.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -46,6 +47,7 @@ AUTO_WORK = 1 << 22         # thread-instructions interpreted before a program i
 # not measured since), and a compile inside a launch counts against the
 # host's hang timeout. GPUDBG_ENGINE=native still compiles them.
 AUTO_MAX_INSTRUCTIONS = 3000
+PRECHECK = "_check"      # the symbol suffix of a segment's checks-only twin
 
 
 class EngineError(ValueError):
@@ -96,7 +98,7 @@ class NativeSegment:
     """One compiled segment: call it for a selection of threads."""
 
     __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "events", "atomic", "body", "after",
-                 "if_target")
+                 "if_target", "precheck")
 
     def __init__(self, fn, plan):
         self.fn = fn
@@ -110,6 +112,7 @@ class NativeSegment:
         self.rows = plan.nslots
         self.two_pass = plan.two_pass
         self.atomic = None        # has an atomic (sim/subwaves.py keeps its gate for those): on first use
+        self.precheck = None      # the FULL variant's checks-only twin, run first (prepare)
         self.events = plan.events    # instrument.Event bits: runs under a tool consuming none of them
 
     def crosses(self, leader, program_leader) -> bool:
@@ -141,6 +144,8 @@ class NativeSegment:
                 idx = np.ascontiguousarray(idx, dtype=np.int64)
             n = idx.shape[0]
             iptr = idx.ctypes.data
+        if self.precheck is not None and self.precheck(X.reg_ptrs.ctypes.data, iptr, n, env.env_address) >= 0:
+            return False          # a check fails: nothing was written, the interpreter reports
         if X.native_threads > 1 and n >= parallel.PARALLEL_MIN:
             parts = parallel.run_parts(self, X, idx, X.native_threads)
             if parts is None:
@@ -338,7 +343,10 @@ def prepare(program, variant: int = PLAIN) -> None:
                     setattr(program.code[pc], region_attr, runner)
                 nregions += 1
             else:
-                setattr(program.code[plan.start], seg_attr, NativeSegment(fn, plan))
+                seg = NativeSegment(fn, plan)
+                if getattr(plan, "precheck", False):
+                    seg.precheck = jit.segment_function(addresses[name + PRECHECK])
+                setattr(program.code[plan.start], seg_attr, seg)
         setattr(program, f"{ready}_count", len(stored.plans))
         if variant == PLAIN:
             program.native_segments = len(stored.plans)
@@ -364,7 +372,9 @@ def _load_or_compile(program, variant: int, key: str) -> tuple:
         plan_store.store(disk, stored, obj)
     else:
         stored, obj = hit
-    return stored, jit.load_object(obj, stored.names) if stored.names else {}
+    names = stored.names + [n + PRECHECK for p, n in zip(stored.plans, stored.names)
+                            if getattr(p, "precheck", False)]
+    return stored, jit.load_object(obj, names) if names else {}
 
 
 def _emit(program, variant: int, prefix: str) -> tuple:
@@ -382,18 +392,24 @@ def _emit(program, variant: int, prefix: str) -> tuple:
         live = [everything] * len(live)
         for plan in plans:
             plan.live_out = None
-            if plan.can_fail:    # a fault stops at its instruction: no thread may keep a later value
-                for k in sorted(set().union(*(lowered[pc][2] for pc in range(plan.start, plan.end)
-                                              if pc in lowered)) - set(plan.scratch_regs)):
-                    plan.scratch_regs[k] = plan.nslots
-                    plan.nslots += 1
+            # a fault stops at its instruction: no thread may keep a later
+            # value, so a segment that can fail runs its checks-only twin
+            # over the selection first and writes only when all passed
+            # (committing every register through scratch rows instead made
+            # an attached debugger's matmul 512 ten times slower)
+            plan.precheck = plan.can_fail
     # a debugger steps block by block: a region would run a whole loop in one step
     regions = find_regions(program, lowered, live) if variant == PLAIN else []
     symbols = program.native_symbols
     module = L.Module(name=prefix)
     for plan in plans:
-        em = SegmentEmitter(module, prefix + plan.name, program, plan, symbols)
-        em.build([program.code[pc] for pc in range(plan.start, plan.end)])
+        code = [program.code[pc] for pc in range(plan.start, plan.end)]
+        SegmentEmitter(module, prefix + plan.name, program, plan, symbols).build(code)
+        if plan.precheck:      # (a copy: emission counts its scratch rows in the plan)
+            twin = dataclasses.replace(plan, scratch_regs=dict(plan.scratch_regs))
+            em = SegmentEmitter(module, prefix + plan.name + PRECHECK, program, twin, symbols)
+            em.checks_only = True
+            em.build(code)
     for region in regions:
         RegionEmitter(module, prefix + region.name, program, region, symbols).build_region()
     stored = Stored(plans + regions, [prefix + p.name for p in plans + regions], list(symbols),

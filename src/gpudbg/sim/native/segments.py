@@ -37,6 +37,7 @@ class SegmentPlan:
     events: int = 0                 # instrument.Event bits its instructions would emit to tools
     if_branch: tuple[int, int] | None = None   # (pc of `@p bra L`, L) of its if body, if it has one
     last_write: dict | None = None  # register -> last pc of it writing it (None: unknown; window_checks.py)
+    precheck: bool = False          # has a checks-only twin run first (engine.py, the FULL variant)
 
     @classmethod
     def empty(cls) -> "SegmentPlan":
