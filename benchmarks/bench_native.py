@@ -74,16 +74,21 @@ extern "C" __global__ void big(const float *x, float *y, unsigned *h, int n) {
 """
 
 
-def with_engine(name: str, fn):
-    old = os.environ.get(ENV_ENGINE)
-    os.environ[ENV_ENGINE] = name
+def with_env(variable: str, value: str, fn):
+    """fn() with os.environ[variable] = value, restored after."""
+    old = os.environ.get(variable)
+    os.environ[variable] = value
     try:
         return fn()
     finally:
         if old is None:
-            os.environ.pop(ENV_ENGINE, None)
+            os.environ.pop(variable, None)
         else:
-            os.environ[ENV_ENGINE] = old
+            os.environ[variable] = old
+
+
+def with_engine(name: str, fn):
+    return with_env(ENV_ENGINE, name, fn)
 
 
 # ---------------------------------------------------------------- throughput
@@ -182,15 +187,7 @@ def compile_times() -> bool:
 
 # ---------------------------------------------------------------- host threads
 def with_threads(n: int, fn):
-    old = os.environ.get(ENV_THREADS)
-    os.environ[ENV_THREADS] = str(n)
-    try:
-        return fn()
-    finally:
-        if old is None:
-            os.environ.pop(ENV_THREADS, None)
-        else:
-            os.environ[ENV_THREADS] = old
+    return with_env(ENV_THREADS, str(n), fn)
 
 
 def threads_speedup(sizes: dict, repeat: int) -> bool:
