@@ -183,6 +183,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         # nothing the tool consumes (instrument.Event, Tap.consumes)
                         X.native_on = native
                         X.native_threads = threads
+                        X.folds_steps = order is None   # a random order draws every step (if_bodies.py)
                         if X.native_on:   # native code addresses registers through this table
                             X.reg_ptrs = np.array([a.ctypes.data for a in X.regs], dtype=np.int64)
                         if tap is not None:

@@ -279,6 +279,7 @@ class WaveExecution(FaultReporting):
         self.native_on = False    # the executor turns it on when compiled segments may run
         self.native_threads = 1   # host threads for one native call (GPUDBG_THREADS)
         self.native_gate = None   # a sub-wave's launch-wide lock, dropped around native calls (sim/subwaves.py)
+        self.folds_steps = True   # native code may fold scheduler steps (False: a random order draws each)
         entry = const.entry
         self.all_valid = plan.threads_per_block == plan.slots_per_block
         self.sched = arrays.sched

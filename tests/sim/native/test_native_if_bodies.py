@@ -111,9 +111,14 @@ def test_an_if_body_runs_only_for_the_whole_wave():
     branch to the interpreter, whose steps the spin detection counts."""
     plan = SegmentPlan(start=10, end=20, if_branch=(12, 16))
     seg = NativeSegment(None, plan)
-    assert not seg.may_run(object(), np.array([0, 1]))
-    assert seg.may_run(object(), None)
-    assert NativeSegment(None, SegmentPlan(start=10, end=20)).may_run(object(), np.array([0, 1]))
+
+    class Wave:
+        folds_steps = True
+    assert not seg.may_run(Wave, np.array([0, 1]))
+    assert seg.may_run(Wave, None)
+    assert NativeSegment(None, SegmentPlan(start=10, end=20)).may_run(Wave, np.array([0, 1]))
+    Wave.folds_steps = False            # a random schedule
+    assert not seg.may_run(Wave, None)
     assert (seg.length, seg.body, seg.after) == (10 - 3, 3, 4)
 
 
@@ -155,3 +160,4 @@ def test_a_warp_spinning_on_another_blocks_flag_counts_the_interpreters_work():
     spin detection backs off at the same step under both engines."""
     ref, got = run_both(SPIN_FLAG, "spin", (2,), (64,), [Out(1, np.uint32), Out(64, np.uint32)])
     _same_counts(ref, got)
+

@@ -169,8 +169,10 @@ class NativeSegment:
         branch's, the body's and L's with nothing between them, each
         step at L holds the same threads, and the warp scheduler's spin
         detection (sim/spin.py), which counts consecutive partial steps
-        and is reset by a whole-wave one, ends in the same state."""
-        return self.if_target is None or idx is None
+        and is reset by a whole-wave one, ends in the same state. Not
+        under a random schedule (X.folds_steps), which draws its choice
+        for every step: folded steps would shift the draws of the rest."""
+        return self.if_target is None or (idx is None and X.folds_steps)
 
     def account_body(self, X, nsel: int) -> None:
         """Add what the interpreter's separate steps would count: the body
