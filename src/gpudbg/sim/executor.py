@@ -136,7 +136,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     # interleaving on both engines), get the variant whose steps are the
     # interpreter's: no loop regions or if bodies folding several steps into one
     native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
-                                    debugger=port is not None or order is not None)
+                                    debugger=port is not None or order is not None or _coredumps_on())
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None
@@ -228,6 +228,15 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     if not native:
         native_engine.account(function.program, total)
     return LaunchStats(total, wave_index, plan.blocks_per_sm, steps, cycles)
+
+
+def _coredumps_on() -> bool:
+    """GPUDBG_COREDUMP_ON_EXCEPTION: a fault's coredump shows every
+    register of every thread, so compiled code is the variant that stores
+    them all and writes none past a fault (the PLAIN variant leaves dead
+    registers stale and threads that ran ahead with later values)."""
+    from gpudbg.dump.coredump.writer import on_exception_enabled
+    return on_exception_enabled()
 
 
 GRID_WORKSPACE_BYTES = 8     # cooperative_groups' grid_workspace {unsigned wsSize; unsigned barrier;}

@@ -208,3 +208,32 @@ def test_kernel_fault_dumps_on_exception(tmp_path, monkeypatch):
         if base is None else np.frombuffer(core.read_memory(base, 4 * 64), np.int32)
     assert stored[:37].tolist() == [3 * i for i in range(37)]
     assert core.cubin(d.grids[0].module_handle).function_at(ln.virtual_pc).name == "poke"
+
+
+def test_a_native_run_that_will_dump_compiles_the_variant_with_every_register(tmp_path, monkeypatch):
+    """With coredumps on, compiled code is the FULL variant (every register
+    stored, none written past a fault), and the dump is the same as above."""
+    import gpudbg
+    from gpudbg.sim.native import engine
+    monkeypatch.setenv("GPUDBG_COREDUMP_ON_EXCEPTION", "1")
+    monkeypatch.setenv("GPUDBG_COREDUMP_FILE", str(tmp_path / "n_%p.nvcudmp"))
+    monkeypatch.setenv(engine.ENV_ENGINE, "native")
+    asked = []
+    real = engine.mode_for
+
+    def spy(program, threads, debugger):
+        asked.append(debugger)
+        return real(program, threads, debugger)
+    monkeypatch.setattr(engine, "mode_for", spy)
+    m = gpudbg.compile(KERNEL, name="poke.cu")
+    buf = gpudbg.zeros(64, np.int32)
+    m.poke[2, 32](buf, 37)
+    with pytest.raises(gpudbg.KernelFaultError) as ei:
+        buf.to_host()
+    assert asked == [True]
+    core = read_coredump(Path(ei.value.report.details["coredump"]))
+    d = core.devices[0]
+    (ln,) = [ln for _, _, _, ln in d.lanes() if ln.exception]
+    regmap = core.register_names(d.grids[0].module_handle, "poke")
+    values = {name: int(ln.regs[first]) for name, _, cls, first, _ in regmap if cls == "R" and first >= 0}
+    assert 37 in values.values()
