@@ -43,6 +43,10 @@ def test_each_change_is_seen(clean_env):
     clean_env.setenv("GPUDBG_INSTRUCTION_BUDGET", "1000")
     s = launch_settings.current()
     assert (s.timeout, s.threads, s.budget) == (7.5, 2, 1000)
+    assert not s.coredumps
+    clean_env.setenv("GPUDBG_COREDUMP_ON_EXCEPTION", "1")
+    assert launch_settings.current().coredumps
+    clean_env.delenv("GPUDBG_COREDUMP_ON_EXCEPTION")
     clean_env.delenv("GPUDBG_THREADS")
     clean_env.delenv("GPUDBG_INSTRUCTION_BUDGET")
     clean_env.delenv("GPUDBG_HANG_TIMEOUT")

@@ -81,7 +81,7 @@ def _configured_budget(gpu) -> int | None:
 
 
 def _launch_environment(gpu, job) -> tuple:
-    """(budget, watch, schedule, host threads) of a launch, from the
+    """(budget, watch, schedule, host threads, coredumps on) of a launch, from the
     environment settings parsed once per change (sim/launch_settings.py);
     a bad value is refused by the parsers themselves, as it always was."""
     env = launch_settings.current()
@@ -90,11 +90,11 @@ def _launch_environment(gpu, job) -> tuple:
         watch = (_JobWatch if job is not None else KernelWatch).for_launch(budget)
         order = schedule.for_launch()
         native_engine.chosen()
-        return budget, watch, order, native_parallel.host_threads()
+        return budget, watch, order, native_parallel.host_threads(), launch_settings.coredumps_on()
     budget = env.budget if env.budget is not None else _configured_budget(gpu)
     watch = (_JobWatch if job is not None else KernelWatch)(budget, env.timeout)
     order = schedule.for_launch() if env.schedule or schedule.configured() else None   # None: lowest pc
-    return budget, watch, order, env.threads
+    return budget, watch, order, env.threads, env.coredumps
 
 
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
@@ -115,7 +115,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     block = launch_template.ints(block)
     job = engines.current_job()
     try:
-        budget, watch, order, threads = _launch_environment(gpu, job)
+        budget, watch, order, threads, coredumps = _launch_environment(gpu, job)
     except (LaunchSettingError, schedule.ScheduleError, native_engine.EngineError,
             native_parallel.ThreadsError) as e:
         raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
@@ -134,9 +134,12 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
     # a debugger, and a non-default schedule (whose seed must pick the same
     # interleaving on both engines), get the variant whose steps are the
-    # interpreter's: no loop regions or if bodies folding several steps into one
+    # interpreter's (no loop regions; if bodies only where steps may fold,
+    # X.folds_steps); so does a launch whose fault would be dumped
+    # (GPUDBG_COREDUMP_ON_EXCEPTION): it stores every register and none
+    # past a fault
     native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
-                                    debugger=port is not None or order is not None or _coredumps_on())
+                                    debugger=port is not None or order is not None or coredumps)
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None
@@ -189,7 +192,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         if tap is not None:
                             tap.wave_begin(X)
                         try:
-                            if port is None and subwaves.applies(X, threads, order, port, tap, workspace is not None,
+                            if port is None and subwaves.applies(X, threads, order, tap, workspace is not None,
                                                                  csize, placement.default):
                                 subwaves.run(X, res, watch, wave_index, nwaves, threads, run_wave)
                             elif port is None:
@@ -228,15 +231,6 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     if not native:
         native_engine.account(function.program, total)
     return LaunchStats(total, wave_index, plan.blocks_per_sm, steps, cycles)
-
-
-def _coredumps_on() -> bool:
-    """GPUDBG_COREDUMP_ON_EXCEPTION: a fault's coredump shows every
-    register of every thread, so compiled code is the variant that stores
-    them all and writes none past a fault (the PLAIN variant leaves dead
-    registers stale and threads that ran ahead with later values)."""
-    from gpudbg.dump.coredump.writer import on_exception_enabled
-    return on_exception_enabled()
 
 
 GRID_WORKSPACE_BYTES = 8     # cooperative_groups' grid_workspace {unsigned wsSize; unsigned barrier;}

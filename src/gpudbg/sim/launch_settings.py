@@ -1,8 +1,8 @@
 """The environment settings a launch runs under, parsed once per change.
 
 Every launch is checked twice against GPUDBG_INSTRUCTION_BUDGET,
-GPUDBG_HANG_TIMEOUT, GPUDBG_SCHEDULE/GPUDBG_SEED, GPUDBG_ENGINE and
-GPUDBG_THREADS: on the host when it is enqueued (driver/limits.py, so that a
+GPUDBG_HANG_TIMEOUT, GPUDBG_SCHEDULE/GPUDBG_SEED, GPUDBG_ENGINE,
+GPUDBG_THREADS and GPUDBG_COREDUMP_ON_EXCEPTION: on the host when it is enqueued (driver/limits.py, so that a
 bad value refuses the call) and on the device when it starts
 (sim/executor.py). Read through `os.environ.get` that was a dozen Mapping
 look-ups with key encoding per launch, a large share of an empty kernel's
@@ -32,8 +32,9 @@ from gpudbg.sim import kernel_watch, schedule
 from gpudbg.sim.native import engine as native_engine
 from gpudbg.sim.native import parallel as native_parallel
 
+ENV_COREDUMP = "GPUDBG_COREDUMP_ON_EXCEPTION"     # (dump/coredump/writer.py parses it)
 VARIABLES = (kernel_watch.ENV_BUDGET, ENV_TIMEOUT, schedule.ENV_SCHEDULE, schedule.ENV_SEED,
-             native_engine.ENV_ENGINE, native_parallel.ENV_THREADS)
+             native_engine.ENV_ENGINE, native_parallel.ENV_THREADS, ENV_COREDUMP)
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class LaunchSettings:
     engine: str               # GPUDBG_ENGINE: auto, interp or native
     threads: int              # GPUDBG_THREADS
     schedule: bool            # GPUDBG_SCHEDULE is set (schedule.for_launch decides what it asks for)
+    coredumps: bool           # GPUDBG_COREDUMP_ON_EXCEPTION is on: a fault's dump shows every register
 
 
 _lock = threading.Lock()
@@ -72,7 +74,13 @@ def parse() -> LaunchSettings:
     if os.environ.get(schedule.ENV_SCHEDULE) or os.environ.get(schedule.ENV_SEED):
         schedule.from_environment()
     return LaunchSettings(budget, timeout, native_engine.chosen(), native_parallel.host_threads(),
-                          bool(os.environ.get(schedule.ENV_SCHEDULE)))
+                          bool(os.environ.get(schedule.ENV_SCHEDULE)), coredumps_on())
+
+
+def coredumps_on() -> bool:
+    """GPUDBG_COREDUMP_ON_EXCEPTION as the coredump writer reads it."""
+    from gpudbg.dump.coredump.writer import on_exception_enabled
+    return on_exception_enabled()
 
 
 def current() -> LaunchSettings | None:

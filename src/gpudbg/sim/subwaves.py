@@ -76,9 +76,10 @@ class _PartWatch:
         self.watch.check(X)
 
 
-def applies(X, threads: int, order, port, tap, cooperative: bool, cluster_size: int, default_placement: bool) -> bool:
-    """Whether the wave X runs as sub-waves (see the module docstring)."""
-    if threads < 2 or not X.native_on or port is not None or tap is not None or order is not None:
+def applies(X, threads: int, order, tap, cooperative: bool, cluster_size: int, default_placement: bool) -> bool:
+    """Whether the wave X, run without a debugger, runs as sub-waves (see
+    the module docstring)."""
+    if threads < 2 or not X.native_on or tap is not None or order is not None:
         return False
     if cooperative or cluster_size != 1 or not default_placement:
         return False
