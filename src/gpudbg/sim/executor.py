@@ -434,6 +434,17 @@ def next_group(view: np.ndarray, spin: SpinBackoff, whole: bool = True):
     return m, idx
 
 
+def whole_wave_at_known_pc(X: WaveExecution, spin: SpinBackoff):
+    """next_group's answer without scanning the wave, when the last write
+    to the scheduling pcs put the whole wave at one pc (X.uniform_pc);
+    None when that is not known (or warps are backed off)."""
+    m = X.uniform_pc
+    if m is None or spin.mask is not None:
+        return None
+    spin.observe(m, None)
+    return m, None
+
+
 def _stuck(X: WaveExecution, m: int) -> bool:
     """Nothing is runnable (m >= PARKED): False when the wave has finished,
     True after releasing a barrier that completed; else the deadlock."""
@@ -459,14 +470,15 @@ def run_wave(X: WaveExecution, watch: KernelWatch | None = None, visits: list[in
     if order is None:
         spin = SpinBackoff(X)   # warps spinning on other warps must not starve them
 
-        def pick(view):
-            return next_group(view, spin)
+        def pick():
+            return whole_wave_at_known_pc(X, spin) or next_group(X.sched, spin)
     else:
-        pick = order.next_group
+        def pick():
+            return order.next_group(X.sched)
     every = watch.check_steps
     countdown = every
     while True:
-        m, idx = pick(X.sched)
+        m, idx = pick()
         if m >= PARKED:
             if _stuck(X, m):
                 continue

@@ -83,6 +83,7 @@ class Waiters:
 
     def park(self, X, slots: np.ndarray, offsets: np.ndarray, parities: np.ndarray, pc: int) -> None:
         X.sched[slots] = PARKED
+        X.uniform_pc = None
         X.park_pc[slots] = pc + 1
         X.bar_wait[slots] = MBAR_WAIT
         self.offset[slots] = offsets
@@ -106,6 +107,7 @@ class Waiters:
             if dest is not None:
                 dest(X, sub, np.ones(len(sub), dtype=bool))
         X.sched[hit] = X.park_pc[hit]
+        X.uniform_pc = None
         X.bar_wait[hit] = -1
         self.offset[hit] = -1
         self.any = bool((self.offset >= 0).any())

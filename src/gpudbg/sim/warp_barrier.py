@@ -32,6 +32,7 @@ def arrive(X, idx, pc: int, masks) -> None:
         X.warp_sync_mask = np.zeros(X.n, dtype=np.uint32)
     X.warp_sync_mask[slots] = m
     X.sched[slots] = PARKED
+    X.uniform_pc = None
     X.park_pc[slots] = pc + 1
     X.bar_wait[slots] = WARP_SYNC
     X.warp_sync_parked += len(slots)
@@ -61,6 +62,7 @@ def release(X, warps=None) -> bool:
         return False
     slots = lanes[go]
     X.sched[slots] = X.park_pc[slots]
+    X.uniform_pc = None
     X.bar_wait[slots] = -1
     X.warp_sync_parked -= len(slots)
     return True

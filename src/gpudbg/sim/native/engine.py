@@ -212,6 +212,7 @@ class NativeRegion(NativeSegment):
         work counted; False: nothing happened that the interpreter's run
         of the step would not redo."""
         env = wave_environment(X)
+        X.native_writes_sched()     # the region stores each thread's exit pc itself
         n = X.n if idx is None else len(idx)
         cap = max(64, self.CALL_WORK // max(1, n))
         if X.native_threads > 1 and n >= parallel.PARALLEL_MIN:

@@ -153,6 +153,7 @@ class ClusterBarrier:
         go = slots[self.arrived[slots] < self.phase[self._cluster_of(X, slots)]]
         if len(go):
             X.sched[go] = X.park_pc[go]
+            X.uniform_pc = None
             X.bar_wait[go] = -1
         return True
 
@@ -161,6 +162,7 @@ class ClusterBarrier:
         go, stay = slots[passed], slots[~passed]
         X.sched[go] = pc + 1
         X.sched[stay] = PARKED
+        X.uniform_pc = None
         X.park_pc[stay] = pc + 1
         X.bar_wait[stay] = CLUSTER_BARRIER
 
@@ -180,6 +182,7 @@ def build_cluster_barrier(inst, tc) -> Built:
         bar = ClusterBarrier.of(X)
         if arrive:
             X.sched[slots] = pc + 1
+            X.uniform_pc = None
             bar.arrive(X, slots)
         else:
             bar.wait(X, slots, pc)

@@ -198,6 +198,7 @@ def _try(mem, p, token, parity: bool, cluster: bool):
             X.set_pc(idx, pc + 1)
             return
         X.sched[slots[done]] = pc + 1
+        X.uniform_pc = None
         wait = ~done
         async_copy.unit(X).waiters.park(X, slots[wait], offs[wait], par[wait], pc)
     return control
