@@ -128,3 +128,65 @@ def test_the_free_list_is_bounded(real):
         buffers.give(b)
     assert len(buffers._free[64]) == launch_buffers.KEEP
     assert sum(b.freed for b in blocks) == 3
+
+
+class _Fence:
+    """A stand-in tracking semaphore whose retired value the test sets."""
+
+    def __init__(self) -> None:
+        self.completed = 0
+
+    def reached(self, value: int) -> bool:
+        return self.completed >= value
+
+
+class _Stream:
+    def __init__(self, fence: _Fence) -> None:
+        self.capture = None
+        self.channel = type("Channel", (), {"semaphore": fence})()
+
+
+def test_an_in_flight_block_is_taken_again_only_after_its_fence_retired(real):
+    _functions()
+    ctx = get_engine().current_context()
+    buffers = launch_buffers.for_context(ctx)
+    fence = _Fence()
+    stream = _Stream(fence)
+    first = buffers.take(96, "test")
+    buffers.release_after(stream, 1, first)
+    second = buffers.take(96, "test")          # fence 1 not retired: a block of its own
+    assert second is not first
+    buffers.release_after(stream, 2, second)
+    used = ctx.gpu.memory.used
+    fence.completed = 1
+    assert buffers.take(96, "test") is first    # retired: taken straight back, still counted as used
+    assert ctx.gpu.memory.used == used
+    assert buffers.take(96, "test") is not second   # fence 2 still pending
+    used = ctx.gpu.memory.used
+    fence.completed = 2
+    ctx.reap()                                  # a reap moves the retired block nobody took to the free list
+    assert ctx.gpu.memory.used == used - second.size
+    assert buffers._free[96] == [second]
+
+
+def test_queued_launches_behind_a_wait_each_read_their_own_parameters(real):
+    """The device is held behind a stream wait while ten launches queue, so
+    every one of their blocks is in flight at once: a block handed out
+    again before its launch ran would give a kernel another's parameters."""
+    put, _ = _functions()
+    err, out = mc.mcMalloc(4 * 10)
+    assert err == S
+    err, word = mc.mcMalloc(4)
+    assert err == S and mc.mcMemset(word, 0, 4) == (S,)
+    err, other = mc.mcStreamCreateWithFlags(1)        # non-blocking: not ordered behind the wait
+    assert err == S
+    assert mc.mcDeviceSynchronize() == (S,)
+    assert mc.mcStreamWaitValue32(None, word, 1, 0) == (S,)
+    for i in range(10):
+        assert mc.mcLaunchKernel(put, 1, 1, [out, i, 500 + i]) == (S,)
+    assert mc.mcStreamWriteValue32(other, word, 1, 0) == (S,)
+    assert mc.mcDeviceSynchronize() == (S,)
+    host = np.zeros(10, np.uint32)
+    assert mc.mcMemcpy(host, out, 40, mc.mcMemcpyKind.mcMemcpyDeviceToHost) == (S,)
+    assert host.tolist() == [500 + i for i in range(10)]
+    assert mc.mcStreamDestroy(other) == (S,)

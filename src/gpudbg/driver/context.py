@@ -64,6 +64,7 @@ class Context:
         self.deferred: dict[int, tuple[Any, deque]] = {}
         self.sync_hooks: list[Any] = []       # run after every host wait (pools observe frees)
         self.teardown_hooks: list[Any] = []   # run on destroy, before memory is released (VMM, pools)
+        self.reap_hooks: list[Any] = []       # run by every reap, off the lock (launch buffers)
         self.limits = {"stack_size": device.model.default_stack_size,
                        "printf_fifo_size": device.model.printf_fifo_size,
                        "malloc_heap_size": device.model.malloc_heap_size}
@@ -195,6 +196,18 @@ class Context:
             s.channel.retire_pins()
         for s in idle:
             s.channel.close()
+        for hook in self.reap_hooks:
+            hook()
+
+    def reap_after_launch(self) -> None:
+        """A launch's reap: the whole reap only when deferred memory or a
+        destroyed stream waits for release. A launch's own block needs none
+        (driver/launch_buffers.py takes retired ones back itself), and the
+        pins of a stream's earlier pushes are dropped by its next push or
+        the next synchronization; so a stream of launches costs no reap each.
+        (Read without the lock: one missed at worst waits for the next.)"""
+        if self.deferred or self.zombies:
+            self.reap()
 
     def after_wait(self) -> None:
         """Everything a synchronization point does once its wait returns:

@@ -16,11 +16,22 @@ earlier launch is read by a later one. A kept block counts as free memory
 size) and freed when the context is destroyed. Captured launches' blocks
 belong to their graph as before; grid workspaces and copy staging are not
 pooled.
+
+A launch's block waits for its fence in the buffers' own in-flight queue
+(per size, in launch order) rather than in the context's deferred list: the
+next launch of that size takes the oldest block whose fence retired
+straight from the queue, still counted as used, so the steady state of a
+stream of launches costs no deferred entry, no give/charge under the GPU's
+lock and no context reap per launch. A block is never taken before its
+fence retired (done or discarded), exactly as before; the context's reap
+(every synchronization) moves retired blocks nobody took to the free list,
+where they count as free memory.
 """
 from __future__ import annotations
 
 import threading
 import weakref
+from collections import deque
 from typing import Any
 
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind
@@ -33,14 +44,24 @@ class LaunchBuffers:
 
     def __init__(self, context: Any):
         self.gpu = context.gpu
-        self._context = weakref.ref(context)
         self._free: dict[int, list[Allocation]] = {}
+        # size -> (semaphore, fence, block) of launches in flight, oldest first
+        self._flight: dict[int, deque] = {}
         self._lock = threading.Lock()
         self._closed = False
 
     def take(self, size: int, label: str) -> Allocation:
-        """A block of exactly `size` bytes (OutOfMemory as alloc_internal)."""
+        """A block of exactly `size` bytes (OutOfMemory as alloc_internal):
+        the oldest in-flight one whose launch retired (still counted as
+        used), else a kept one, else a new one."""
         with self._lock:
+            flight = self._flight.get(size)
+            if flight:
+                sem, fence, a = flight[0]
+                if sem.reached(fence):
+                    flight.popleft()
+                    a.label = label
+                    return a
             blocks = self._free.get(size)
             a = blocks.pop() if blocks else None
         if a is None:
@@ -77,29 +98,51 @@ class LaunchBuffers:
             self.gpu.memory.used += allocation.size
         self.gpu.free_internal(allocation)
 
+    def reap(self) -> None:
+        """Blocks whose launch retired and that no launch took yet become
+        kept blocks (free memory to mcMemGetInfo); run by the context's
+        reap. A block behind an unretired one of its size waits for the
+        next reap (a stream's fences retire in order anyway)."""
+        done = []
+        with self._lock:
+            for flight in self._flight.values():
+                while flight and flight[0][0].reached(flight[0][1]):
+                    done.append(flight.popleft()[2])
+        for a in done:
+            self.give(a)
+
     def close(self) -> None:
-        """The context is being destroyed: free every kept block."""
+        """The context is being destroyed (its work killed): free every
+        kept and in-flight block."""
         with self._lock:
             self._closed = True
             blocks = [a for kept in self._free.values() for a in kept]
             self._free.clear()
+            flying = [a for flight in self._flight.values() for _s, _f, a in flight]
+            self._flight.clear()
         with self.gpu.cv:
             for a in blocks:
                 self.gpu.memory.used += a.size   # the free below uncounts it
                 self.gpu.free_internal(a)
+            for a in flying:
+                self.gpu.free_internal(a)
 
     def release_after(self, stream: Any, fence: int, allocation: Allocation) -> None:
-        """Give `allocation` back once `fence` of `stream` retired (what
-        Context.defer_free does for other memory); a capturing stream's
-        graph owns it instead."""
-        from gpudbg.driver import capture
-        if stream.capture is not None and capture.adopt(stream, allocation):
-            return
-        ctx = self._context()
-        if ctx is None:
-            self.gpu.free_internal(allocation)
-            return
-        ctx.defer(stream.channel.semaphore, fence, lambda: self.give(allocation))
+        """`allocation` may be taken again once `fence` of `stream` retired
+        (queued in flight, see take and reap); a capturing stream's graph
+        owns it instead."""
+        if stream.capture is not None:
+            from gpudbg.driver import capture
+            if capture.adopt(stream, allocation):
+                return
+        with self._lock:
+            if not self._closed:
+                flight = self._flight.get(allocation.size)
+                if flight is None:
+                    flight = self._flight[allocation.size] = deque()
+                flight.append((stream.channel.semaphore, fence, allocation))
+                return
+        self.gpu.free_internal(allocation)
 
 
 _of: "weakref.WeakKeyDictionary[Any, LaunchBuffers]" = weakref.WeakKeyDictionary()
@@ -114,5 +157,6 @@ def for_context(context: Any) -> LaunchBuffers:
             buffers = _of.get(context)
             if buffers is None:
                 buffers = _of[context] = LaunchBuffers(context)
+                context.reap_hooks.append(buffers.reap)
                 context.teardown_hooks.append(buffers.close)
     return buffers

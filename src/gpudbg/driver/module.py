@@ -609,5 +609,5 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
         sites.pop(next(iter(sites)), None)
     sites[grid_id] = host_site.python_frames()
     buffers.release_after(stream, fence, alloc)
-    context.reap()
+    context.reap_after_launch()
     return grid_id
