@@ -188,7 +188,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         X.native_threads = threads
                         X.folds_steps = order is None   # a random order draws every step (if_bodies.py)
                         if X.native_on:   # native code addresses registers through this table
-                            X.reg_ptrs = np.array([a.ctypes.data for a in X.regs], dtype=np.int64)
+                            X.reg_ptrs = X.arrays.reg_ptrs()
                         if tap is not None:
                             tap.wave_begin(X)
                         try:

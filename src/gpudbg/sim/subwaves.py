@@ -107,8 +107,6 @@ def _part_resources(X, index: int):
 def _parts_of(X, res, threads: int) -> list:
     """The wave's blocks cut into contiguous sub-waves, each a fresh
     WaveExecution configured like X."""
-    import numpy as np
-
     from gpudbg.sim.wave import WaveExecution
     blocks = X.wave_blocks
     nb = len(blocks)
@@ -129,7 +127,7 @@ def _parts_of(X, res, threads: int) -> list:
         P.device_launches = X.device_launches
         P.native_on = X.native_on
         P.native_threads = 1               # the parts are the parallelism
-        P.reg_ptrs = np.array([a.ctypes.data for a in P.regs], dtype=np.int64)
+        P.reg_ptrs = P.arrays.reg_ptrs()
         parts.append(P)
     return parts
 

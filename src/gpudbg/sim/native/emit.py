@@ -426,13 +426,14 @@ class SegmentEmitter:
         return b.and_(b.icmp_signed(">", self.n_arg, I64(0)),
                       b.icmp_unsigned("!=", self.env(ENV["phase"]), I64(2)))
 
-    def _thread_loop_head(self, loop, before):
-        """In `loop`: i = phi, t = idx ? idx[i] : i (idx only read when
-        not null). Leaves the builder in the body block."""
+    def _thread_loop_head(self, loop, before, first: L.Value = I64(0)):
+        """In `loop`: i = phi (`first` coming from `before`), t = idx ?
+        idx[i] : i (idx only read when not null). Leaves the builder in
+        the body block."""
         b = self.b
         b.position_at_end(loop)
         i = b.phi(I64, name="i")
-        i.add_incoming(I64(0), before)
+        i.add_incoming(first, before)
         pick = self.fn.append_basic_block("pick")
         body = self.fn.append_basic_block("body")
         b.cbranch(self._has_idx(), pick, body)
@@ -573,6 +574,10 @@ class SegmentEmitter:
         b.position_at_end(first_only)
         b.ret(self._success())
         b.position_at_end(go)
+        slot = getattr(self, "_active_slot", None) if self.deferred else None
+        if slot is not None and not commits:
+            self._guarded_second_pass(slot)
+            return
         start = b.block
         loop = self.fn.append_basic_block("pass2")
         done = self.fn.append_basic_block("pass2_done")
@@ -580,7 +585,6 @@ class SegmentEmitter:
         self.i, self.t, _ = self._thread_loop_head(loop, start)
         i, t = self.i, self.t
         if self.deferred:
-            slot = getattr(self, "_active_slot", None)
             if slot is None:
                 for action in self.deferred:
                     action(self)
@@ -597,6 +601,50 @@ class SegmentEmitter:
         nxt = b.add(i, I64(1))
         i.add_incoming(nxt, b.block)
         b.cbranch(b.icmp_signed("<", nxt, self.n_arg), loop, done)
+        b.position_at_end(done)
+
+
+    def _guarded_second_pass(self, slot: int) -> None:
+        """The second pass of a write under a guard (`@p st`, an if body's
+        store): the first pass left one byte per thread saying whether it
+        writes, and the pass looks at eight at a time, skipping groups
+        where none does (a tree reduction's later levels write from one
+        thread in 2..256, yet read every thread's byte: a third of such a
+        level's time). Threads still write in slot order."""
+        b = self.b
+        flags = self.scratch_row(slot, I8)
+        start = b.block
+        outer = self.fn.append_basic_block("pass2_group")
+        look = self.fn.append_basic_block("pass2_look")
+        threads = self.fn.append_basic_block("pass2_threads")
+        loop = self.fn.append_basic_block("pass2")
+        nxt_group = self.fn.append_basic_block("pass2_next_group")
+        done = self.fn.append_basic_block("pass2_done")
+        b.cbranch(b.icmp_signed(">", self.n_arg, I64(0)), outer, done)
+        b.position_at_end(outer)
+        j = b.phi(I64, name="group")
+        j.add_incoming(I64(0), start)
+        j8 = b.add(j, I64(8))
+        whole = b.icmp_signed("<=", j8, self.n_arg)
+        end = b.select(whole, j8, self.n_arg)
+        b.cbranch(whole, look, threads)
+        b.position_at_end(look)
+        eight = b.load(b.bitcast(b.gep(flags, [j], inbounds=True), I64.as_pointer()), align=1)
+        b.cbranch(b.icmp_unsigned("==", eight, I64(0)), nxt_group, threads)
+        b.position_at_end(threads)
+        b.branch(loop)
+        self.i, self.t, _ = self._thread_loop_head(loop, threads, first=j)
+        i = self.i
+        on = b.icmp_unsigned("!=", b.load(b.gep(flags, [i], inbounds=True)), I8(0))
+        with b.if_then(on):
+            for action in self.deferred:
+                action(self)
+        nxt = b.add(i, I64(1))
+        i.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, end), loop, nxt_group)
+        b.position_at_end(nxt_group)
+        j.add_incoming(j8, nxt_group)
+        b.cbranch(b.icmp_signed("<", j8, self.n_arg), outer, done)
         b.position_at_end(done)
 
 
