@@ -296,7 +296,7 @@ class DevicePort:
     # ------------------------------------------------------------ the debugged loop
     def run_wave(self, X: Any) -> None:
         from gpudbg.sim.debug_watch import watched_step
-        from gpudbg.sim.executor import execute_step, next_group
+        from gpudbg.sim.executor import execute_step, next_group, whole_wave_at_known_pc
         from gpudbg.sim.spin import SpinBackoff
         code = X.program.code
         spin = SpinBackoff(X)
@@ -311,16 +311,21 @@ class DevicePort:
                 if self.stopped or self.suspend_requested or self.killed or run.requests or \
                         (job is not None and job.abort is not None):
                     self._checkpoint(run)
-                sched = X.sched
                 held = run.held
-                view = np.where(held, PARKED, sched) if held.any() else sched
-                m, idx = next_group(view, spin, whole=view is sched)
+                holding = held.any()
+                known = None if holding else whole_wave_at_known_pc(X, spin)
+                if known is not None:
+                    m, idx = known
+                else:
+                    sched = X.sched
+                    view = np.where(held, PARKED, sched) if holding else sched
+                    m, idx = next_group(view, spin, whole=view is sched)
                 if m >= PARKED:
                     if m >= EXITED:
                         return
                     if X.release_barriers(final=True):
                         continue
-                    if (held & (sched < PARKED)).any():
+                    if holding and (held & (X.sched < PARKED)).any():
                         self._stop(run, "THREADS_HELD", {})
                         continue
                     fault = KernelFault(X.deadlock_report())

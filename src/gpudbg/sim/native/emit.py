@@ -154,6 +154,7 @@ class SegmentEmitter:
         self._env: dict[int, L.Value] = {}
         self.values: dict[int, L.Value] = {}   # register -> its current value in this thread's iteration
         self.dirty: set[int] = set()           # registers written in the iteration
+        self._stored_at: dict[int, L.Value] = {}   # register -> the merged value already stored (_emit_guarded)
         self._block_writes: set[int] = set()   # registers written in the current guarded block
         self.function_ir = None
         self.deferred: list[Callable] = []   # second-pass actions of a store segment
@@ -513,16 +514,29 @@ class SegmentEmitter:
         self._block_writes = outer_writes | written
         after = self.values
         self.values = {k: v for k, v in before.items()}
+        live = self.plan.live_out
         for k in written:
             old = before.get(k)
+            in_place = False
             if old is None:              # the value on entry, loaded where both paths can see it
                 array = self._reg_array(k)   # (before goto_block: nested goto_blocks end at a block's end)
                 with b.goto_block(pre):
                     old = b.load(b.gep(array, [self.t], inbounds=True))
+                # stored where it is written: threads whose guard fails keep
+                # the array's value without a load and a store each (the
+                # debugger's variant stores every register; a sparse tree
+                # level's body registers cost it two accesses per thread)
+                in_place = not self.checks_only and k not in self.plan.scratch_regs and \
+                    (live is None or k in live)
+                if in_place:
+                    with b.goto_block(then_end):
+                        b.store(after[k], b.gep(array, [self.t], inbounds=True))
             phi = b.phi(old.type)
             phi.add_incoming(after[k], then_end)
             phi.add_incoming(old, pre)
             self.values[k] = phi
+            if in_place:
+                self._stored_at[k] = phi
         # values only loaded inside the guarded block do not dominate what follows: dropped
 
     def _flush(self) -> None:
@@ -535,6 +549,8 @@ class SegmentEmitter:
             if live is not None and k not in live:
                 continue
             v = self.values[k]
+            if self._stored_at.get(k) is v:
+                continue                 # stored in its guarded block, not written since
             if k in self.plan.scratch_regs:
                 row = self.scratch_row(self.plan.scratch_regs[k], v.type)
                 b.store(v, b.gep(row, [self.i], inbounds=True))
