@@ -228,6 +228,18 @@ def decode_one(read_word: Callable[[int], int], offset: int, ring: str = "?") ->
     return Command(opcode, fields)
 
 
+def decode_packed(header: int, buf, byte_offset: int) -> Command | None:
+    """decode_one for a command whose payload lies contiguously in `buf`
+    from `byte_offset` (little-endian words): one struct unpack instead of
+    a word-by-word walk, for the front end, which decodes every command it
+    runs. None when the header is not a valid one or the opcode has field
+    constraints: decode_one then decodes it or says precisely what is wrong."""
+    opcode = _BY_VALUE.get(header >> 24)
+    if opcode is None or header != _HEADER[opcode] or opcode in _CONSTRAINED:
+        return None
+    return Command(opcode, dict(zip(_NAMES[opcode], _PAYLOAD_STRUCTS[opcode].unpack_from(buf, byte_offset))))
+
+
 def decode_words(words: Sequence[int], ring: str = "?", base_offset: int = 0) -> list[Command]:
     """Decode a flat word sequence (no wrap) into commands."""
     out: list[Command] = []
@@ -295,6 +307,10 @@ _PAYLOAD = {op: sum(t.value for _, t in fmt) for op, fmt in FORMATS.items()}
 _HEADER = {op: (int(op) << 24) | _PAYLOAD[op] for op in FORMATS}
 _BY_VALUE = {int(op): op for op in Opcode}
 _SIZE_WORDS = {op: 1 + n for op, n in _PAYLOAD.items()}
+_CONSTRAINED = frozenset(op for op, _ in CONSTRAINTS)
+# a U64 is two little-endian words, low first: the same bytes as a little-endian Q
+_PAYLOAD_STRUCTS = {op: struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in fmt))
+                    for op, fmt in FORMATS.items()}
 _DESCRIPTOR_NAMES = tuple(n for n, _ in DESCRIPTOR_FORMAT)
 # a U64 is two little-endian words, low first: the same bytes as a little-endian Q
 _DESCRIPTOR_STRUCT = struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in DESCRIPTOR_FORMAT))

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gpudbg.driver.commands import FORMATS, Command, decode_one, payload_words
+from gpudbg.driver.commands import FORMATS, Command, decode_one, decode_packed, payload_words
 
 MAX_COMMAND_WORDS = 1 + max(payload_words(op) for op in FORMATS)   # header + the longest payload
 
@@ -31,6 +31,8 @@ class Ring:
         self.base: int = allocation.base
         self.words = allocation.data[: allocation.size].view(np.uint32)
         self.size = len(self.words)
+        self._word = memoryview(self.words).__getitem__      # a word as a Python int, without numpy's scalar
+        self._bytes = allocation.data[: allocation.size]      # the same memory, for struct unpacks
         self.put = 0
         self.get = 0
 
@@ -60,10 +62,14 @@ class Ring:
 
     def decode_at(self, offset: int) -> Command:
         """Decode the command whose header is at `offset` (wrapping). Away
-        from the end, the longest command's words are read in one slice and
-        decoded from the list (the front end decodes every command twice:
-        to pick it and to retire it)."""
+        from the end, the payload is unpacked in one go (commands.decode_packed;
+        the front end decodes every command twice: to pick it and to retire
+        it), or, for what that refuses, the longest command's words are read
+        in one slice and decoded from the list."""
         if 0 <= offset and offset + MAX_COMMAND_WORDS <= self.size:
+            cmd = decode_packed(self._word(offset), self._bytes, 4 * offset + 4)
+            if cmd is not None:
+                return cmd
             return decode_one(self.words[offset:offset + MAX_COMMAND_WORDS].tolist().__getitem__,
                               offset, self.name)
 
