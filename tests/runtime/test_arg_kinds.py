@@ -57,3 +57,22 @@ def test_a_dim3_from_a_plain_int(v):
         assert e.value.code == E.mcErrorInvalidConfiguration
     with pytest.raises(Bad):
         d.check(True)
+
+
+class _ListOf(list):
+    """A list subclass: takes the general path, which must agree with the plain one."""
+
+
+@given(st.lists(st.one_of(st.integers(-5, 5), st.floats(allow_nan=False), st.booleans(), st.text(max_size=2),
+                          st.none()), max_size=5), st.booleans(), st.integers(0, 4))
+def test_a_plain_list_or_tuple_is_checked_as_the_general_path_checks_it(items, keep, max_len):
+    from gpudbg.runtime.api._kinds import KernelParamsKind, SequenceKind
+    for kind in (SequenceKind("a sequence", max_len=max_len, elements=SIGNED, keep=keep),
+                 SequenceKind("a sequence", max_len=max_len, keep=keep), KernelParamsKind(False)):
+        general = _outcome(kind, _ListOf(items))
+        for plain in (list(items), tuple(items)):
+            got = _outcome(kind, plain)
+            assert got[0] == general[0] and (got[1:] == general[1:] if got[0] == "bad" else
+                                            list(got[1]) == list(general[1]))
+            if got[0] == "ok" and keep and kind.elements is None and not isinstance(kind, KernelParamsKind):
+                assert got[1] is plain            # kept: the caller's own object

@@ -98,7 +98,10 @@ class Context:
     def all_streams(self) -> list[Stream]:
         # list() copies are single C-level steps: safe against other threads
         # adding streams without taking the context lock (which must not be
-        # taken under the GPU's lock).
+        # taken under the GPU's lock). A context using only the legacy stream
+        # (every launch and sync asks, several times) gets that at once.
+        if not self.streams and not self.per_thread and not self.zombies:
+            return [self.legacy]
         return [self.legacy, *list(self.streams), *list(self.per_thread.values()), *list(self.zombies)]
 
     def create_stream(self, flags: int = 0, priority: int = 0) -> Stream:

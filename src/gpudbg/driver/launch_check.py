@@ -65,7 +65,6 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
                                                       tuple[int, int, int]]:
     """(grid, block, cluster) of a launch that may be enqueued, (0, 0, 0)
     for no cluster; the validation's EngineError otherwise."""
-    from gpudbg.driver import module as _module
     plain = _plain(grid) and _plain(block) and shared_bytes.__class__ is int and \
         (cluster is None or _plain(cluster))
     if plain:
@@ -74,8 +73,10 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
         p = shapes.get(key) if shapes is not None else None
         if p is not None and p.stamp_of() == _stamp(context, function):
             if p.local_reserve > sim_launch_limits.free_device_bytes(context.gpu):
+                from gpudbg.driver import module as _module
                 _module.validate_launch(context, function, grid, block, shared_bytes)   # says why
             return p.dims[0], p.dims[1], p.cluster
+    from gpudbg.driver import module as _module    # (it imports this module)
     stamp = _stamp(context, function)
     g, b = _module.validate_launch(context, function, grid, block, shared_bytes)
     c = _module.launch_cluster(context, function, g, b, shared_bytes, cluster) or (0, 0, 0)

@@ -263,6 +263,12 @@ class SequenceKind(Kind):
     keep: bool = False              # pass the caller's own object on (outputs are written into it)
 
     def check(self, value: Any) -> Any:
+        cls = value.__class__
+        if (cls is list or cls is tuple) and (self.single is None or not issubclass(cls, self.single)):
+            # a plain list or tuple (every launch's arguments): a Sequence, without the ABC checks
+            if len(value) > self.max_len:
+                raise Bad(E.mcErrorInvalidValue, f"{self.need} of at most {self.max_len} items")
+            return value if self.keep else self._items(value)
         if value is None and self.optional:
             return None
         if self.single is not None and isinstance(value, self.single):
@@ -275,6 +281,9 @@ class SequenceKind(Kind):
             raise Bad(E.mcErrorInvalidValue, f"{self.need} of at most {self.max_len} items")
         if self.keep:
             return value
+        return self._items(value)
+
+    def _items(self, value: Any) -> list:
         items = list(value)
         if self.elements is not None:
             for i, item in enumerate(items):
