@@ -354,7 +354,7 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
                     and not (extra and seg.crosses(leader, X.program.leader)) and seg.may_run(X, idx):
                 if seg.run(X, idx):
                     executed += seg.length
-                    if seg.if_target is not None:     # the interpreter's steps of its if body (if_bodies.py)
+                    if seg.bodies:     # the interpreter's steps of its if bodies (if_bodies.py)
                         seg.account_body(X, nsel)
                     pc = seg.end
                     if leader[pc]:

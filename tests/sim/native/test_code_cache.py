@@ -233,7 +233,7 @@ def test_an_entry_whose_plans_do_not_read_back_is_recompiled(tmp_path):
     c = CodeCache(tmp_path)
     stored, obj = plan_store.unpack(c.load(key))
     for bad in (b"", b"\x05\x00\x00\x00{bad}" + obj,
-                plan_store.pack(stored, obj).replace(b'"format":1', b'"format":9')):
+                plan_store.pack(stored, obj).replace(b'"format":%d' % plan_store.FORMAT, b'"format":99')):
         c.store(key, bad)
         again = child()
         assert again["compiled"] == 1 and again["planned"] == 1 and again["correct"], bad[:20]

@@ -66,7 +66,7 @@ L:
 
 
 def _if_plans(result) -> list:
-    return [p for p in plan_segments(result.module.program, if_convert=True)[0] if p.if_branch]
+    return [p for p in plan_segments(result.module.program, if_convert=True)[0] if p.if_branches]
 
 
 def _same_counts(ref, got) -> None:
@@ -77,7 +77,7 @@ def _same_counts(ref, got) -> None:
 
 def test_a_tree_level_runs_its_if_body_natively():
     ref, got = run_both(TREE, "tree", (4,), (128,), [Out(128, np.uint32)])   # every block writes the same
-    assert [p.if_branch[1] - p.if_branch[0] for p in _if_plans(got)] == [5]
+    assert [p.if_branches[0][1] - p.if_branches[0][0] for p in _if_plans(got)] == [5]
     t = np.arange(128)
     want = np.where(t < 64, 2 * t + 64, t)
     assert got[0].tolist() == want.tolist()
@@ -91,7 +91,7 @@ def test_threads_that_skip_keep_their_value_and_the_code_after_l_is_counted():
         assert got[0].tolist() == np.where(t < n, 3 * (t + 100) + 1, 8).tolist()
         _same_counts(ref, got)
     plans = _if_plans(got)
-    assert len(plans) == 1 and plans[0].end > plans[0].if_branch[1]    # the segment goes on past L
+    assert len(plans) == 1 and plans[0].end > plans[0].if_branches[0][1]    # the segment goes on past L
 
 
 def test_the_debuggers_variant_converts_it_with_the_interpreters_registers(monkeypatch):
@@ -109,7 +109,7 @@ def test_the_debuggers_variant_converts_it_with_the_interpreters_registers(monke
 def test_an_if_body_runs_only_for_the_whole_wave():
     """A partial step (divergent threads, a spinning warp) leaves the
     branch to the interpreter, whose steps the spin detection counts."""
-    plan = SegmentPlan(start=10, end=20, if_branch=(12, 16))
+    plan = SegmentPlan(start=10, end=20, if_branches=((12, 16),))
     seg = NativeSegment(None, plan)
 
     class Wave:
@@ -119,7 +119,7 @@ def test_an_if_body_runs_only_for_the_whole_wave():
     assert NativeSegment(None, SegmentPlan(start=10, end=20)).may_run(Wave, np.array([0, 1]))
     Wave.folds_steps = False            # a random schedule
     assert not seg.may_run(Wave, None)
-    assert (seg.length, seg.body, seg.after) == (10 - 3, 3, 4)
+    assert (seg.length, seg.bodies) == (10 - 3, ((3, True),))
 
 
 SPIN_FLAG = HEAD + """
@@ -161,3 +161,62 @@ def test_a_warp_spinning_on_another_blocks_flag_counts_the_interpreters_work():
     ref, got = run_both(SPIN_FLAG, "spin", (2,), (64,), [Out(1, np.uint32), Out(64, np.uint32)])
     _same_counts(ref, got)
 
+
+
+# two bounds checks in a row, as a reduction loads its two elements: one
+# segment holds both bodies and returns both counts
+TWO_CHECKS = HEAD + """
+.visible .entry two(.param .u64 in, .param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<3>; .reg .b32 %r<8>; .reg .f32 %f<6>; .reg .b64 %rd<10>;
+    ld.param.u64 %rd1, [in];
+    ld.param.u64 %rd2, [out];
+    ld.param.u32 %r6, [n];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %tid.x;
+    shl.b32 %r7, %r1, 6;
+    add.s32 %r3, %r7, %r2;
+    setp.ge.u32 %p1, %r3, %r6;
+    mov.f32 %f1, 0f00000000;
+    @%p1 bra L1;
+    mul.wide.u32 %rd4, %r3, 4;
+    add.s64 %rd5, %rd1, %rd4;
+    ld.global.f32 %f1, [%rd5];
+L1:
+    add.s32 %r4, %r3, 64;
+    setp.ge.u32 %p2, %r4, %r6;
+    @%p2 bra L2;
+    mul.wide.u32 %rd6, %r4, 4;
+    add.s64 %rd7, %rd1, %rd6;
+    ld.global.f32 %f2, [%rd7];
+    add.f32 %f1, %f1, %f2;
+L2:
+    mul.wide.u32 %rd8, %r3, 4;
+    add.s64 %rd9, %rd2, %rd8;
+    st.global.f32 [%rd9], %f1;
+    ret;
+}
+"""
+
+
+def test_one_segment_runs_two_if_bodies_and_counts_each():
+    data = (np.arange(256, dtype=np.float32) * 0.5 + 1).astype(np.float32)
+    for n in (0, 10, 64, 100, 130, 256):      # neither body, the first only for some, both for all
+        ref, got = run_both(TWO_CHECKS, "two", (2,), (64,), [data, Out(128, np.float32), n])
+        _same_counts(ref, got)
+    plans = _if_plans(got)
+    assert len(plans) == 1 and len(plans[0].if_branches) == 2
+
+
+def test_both_bodies_counts_come_back_in_their_own_fields():
+    """Counts that fill more than the first field's low bits."""
+    plan = SegmentPlan(start=0, end=30, if_branches=((5, 9), (12, 20)))
+    seg = NativeSegment(None, plan)
+
+    class Wave:
+        thread_instructions = steps = cycles = 0
+        native_taken = 70_000 | 3 << 31
+    seg.account_body(Wave, 0)
+    assert Wave.thread_instructions == 70_000 * 3 + 3 * 7
+    assert Wave.steps == 2 + 2 and Wave.cycles == 3 + 7
+    assert seg.length == 30 - 3 - 7

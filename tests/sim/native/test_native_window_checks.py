@@ -54,7 +54,7 @@ def _grouped(result) -> int:
     n = 0
     for p in plan_segments(program, if_convert=True)[0]:
         code = [program.code[pc] for pc in range(p.start, p.end)]
-        n += len(window_checks.plan(program, code, p.last_write, p.if_branch))
+        n += len(window_checks.plan(program, code, p.last_write, p.if_branches))
     return n
 
 

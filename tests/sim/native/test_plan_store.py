@@ -29,8 +29,10 @@ def plans(draw):
     start = draw(small)
     end = start + draw(st.integers(1, 500))
     if draw(st.booleans()):
+        bodies = st.tuples(st.integers(start, end), st.integers(start, end))
         return SegmentPlan(start, end, draw(rows), draw(st.integers(0, 40)), draw(st.booleans()),
-                           draw(st.none() | regs), draw(st.booleans()))
+                           draw(st.none() | regs), draw(st.booleans()),
+                           if_branches=tuple(draw(st.lists(bodies, max_size=2))))
     return RegionPlan(start, end, sorted(draw(st.sets(st.integers(start, end - 1), min_size=1))),
                       draw(rows), draw(st.integers(0, 40)), draw(st.booleans()), draw(st.none() | regs),
                       draw(regs), draw(st.booleans()))
@@ -71,7 +73,7 @@ def test_arbitrary_bytes_never_raise(raw):
 
 
 @pytest.mark.parametrize("edit", [
-    (b'"format":1', b'"format":2'),                    # another format
+    (b'"format":%d' % plan_store.FORMAT, b'"format":%d' % (plan_store.FORMAT + 1)),   # another format
     (b'"fields":{', b'"fields":{"extra":1,'),           # plans of another shape
     (b'"kind":"segment"', b'"kind":"loop"'),            # a plan kind this gpudbg lacks
     (b'"scratch_regs":{"dict"', b'"scratch_regs":{"oops"'),

@@ -46,6 +46,7 @@ from gpudbg.ptx import ir
 from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.native.environment import ENV
 from gpudbg.sim.native import window_checks
+from gpudbg.sim.native.if_bodies import TAKEN_BITS
 from gpudbg.sim.ops.base import Mods, UnsupportedInstruction, immediate_value
 
 I1, I8, I16, I32, I64 = L.IntType(1), L.IntType(8), L.IntType(16), L.IntType(32), L.IntType(64)
@@ -364,17 +365,20 @@ class SegmentEmitter:
         self.fail_block = self.fn.append_basic_block("fail")
         b.cbranch(self._first_pass_runs(), loop, after)
         self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
-        self._taken = None
-        branch = getattr(self.plan, "if_branch", None)
-        self.windows = window_checks.plan(self.program, compiled, getattr(self.plan, "last_write", None), branch)
+        self._taken = []
+        branches = [(int(p), int(t)) for p, t in getattr(self.plan, "if_branches", ())]
+        self.windows = window_checks.plan(self.program, compiled, getattr(self.plan, "last_write", None), branches)
         self.window_verified: set = set()
+        targets = dict(branches)
+        body_of = {}      # pc of an if body's instruction -> makes it guarded by its branch's not-p
         for c in compiled:
             self.current = c
             self.function_ir = self.program.functions[c.function].ir
-            if branch is not None and c.pc == branch[0]:
-                self._emit_if_branch(c)
-            elif branch is not None and branch[0] < c.pc < branch[1]:
-                self._emit_guarded(c, self._body_inst)
+            if c.pc in targets:
+                implied = self._emit_if_branch(c)
+                body_of.update((q, implied) for q in range(c.pc + 1, targets[c.pc]))
+            elif c.pc in body_of:
+                self._emit_guarded(c, body_of[c.pc])
             else:
                 self._emit_guarded(c)
         if not self.checks_only:
@@ -397,26 +401,31 @@ class SegmentEmitter:
         b.ret(self._success())
 
     def _success(self) -> L.Value:
-        """A successful call's return: -1, minus the number of threads that
-        ran the if-converted body (segments.py), which the executor counts
-        as the interpreter's separate step would have."""
+        """A successful call's return: -1, minus the threads that ran each
+        if-converted body (segments.py), the k-th body's count in bits
+        TAKEN_BITS*k and up (engine.NativeSegment.account_body), which the
+        executor counts as the interpreter's separate steps would have."""
         taken = getattr(self, "_taken", None)      # (a region has no if body)
-        if taken is None:
+        if not taken:
             return I64(-1)
-        return self.b.sub(I64(-1), self.b.load(taken))
+        b = self.b
+        total = b.load(taken[0])
+        for k, counter in enumerate(taken[1:], start=1):
+            total = b.or_(total, b.shl(b.load(counter), I64(TAKEN_BITS * k)))
+        return b.sub(I64(-1), total)
 
-    def _emit_if_branch(self, c) -> None:
-        """`@p bra L` over the segment's if body: the body's instructions
-        are emitted guarded by not-p (build); count the threads that run
-        it."""
+    def _emit_if_branch(self, c) -> Callable:
+        """`@p bra L` over an if body of the segment: count the threads
+        that run it; the body's instructions are emitted guarded by not-p
+        (build), as the returned function makes them."""
         inst = c.inst
-        self._body_inst = lambda body: dataclasses.replace(
-            body, guard=inst.guard, guard_negated=not inst.guard_negated)
         with self.b.goto_block(self.entry):
-            self._taken = self.b.alloca(I64)
-            self.b.store(I64(0), self._taken)
+            taken = self.b.alloca(I64)
+            self.b.store(I64(0), taken)
+        self._taken.append(taken)
         runs = self.b.not_(self.guard_value(inst))
-        self.b.store(self.b.add(self.b.load(self._taken), self.b.zext(runs, I64)), self._taken)
+        self.b.store(self.b.add(self.b.load(taken), self.b.zext(runs, I64)), taken)
+        return lambda body: dataclasses.replace(body, guard=inst.guard, guard_negated=not inst.guard_negated)
 
     def _first_pass_runs(self) -> L.Value:
         """n > 0 and the call is not for the second pass only (env

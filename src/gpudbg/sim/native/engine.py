@@ -36,6 +36,9 @@ import numpy as np
 
 from gpudbg.sim.native import parallel, shutdown
 from gpudbg.sim.native.environment import ENV, WaveEnvironment
+from gpudbg.sim.native.if_bodies import TAKEN_BITS
+
+TAKEN_MASK = (1 << TAKEN_BITS) - 1
 
 ENV_ENGINE = "GPUDBG_ENGINE"
 ENGINES = ("auto", "interp", "native")
@@ -97,18 +100,17 @@ def wave_environment(X) -> WaveEnvironment:
 class NativeSegment:
     """One compiled segment: call it for a selection of threads."""
 
-    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "events", "atomic", "body", "after",
-                 "if_target", "precheck")
+    __slots__ = ("fn", "start", "end", "length", "rows", "two_pass", "events", "atomic", "bodies",
+                 "precheck")
 
     def __init__(self, fn, plan):
         self.fn = fn
         self.start = plan.start
         self.end = plan.end
-        branch = getattr(plan, "if_branch", None)    # an if body (if_bodies.py): its length and what follows L
-        self.if_target = int(branch[1]) if branch else None
-        self.body = self.if_target - int(branch[0]) - 1 if branch else 0
-        self.after = plan.end - self.if_target if branch else 0
-        self.length = plan.end - plan.start - self.body   # what every selected thread runs
+        # its if bodies (if_bodies.py): (the body's length, whether code follows its L)
+        self.bodies = tuple((int(t) - int(p) - 1, int(t) < plan.end)
+                            for p, t in getattr(plan, "if_branches", ()))
+        self.length = plan.end - plan.start - sum(b for b, _ in self.bodies)   # what every selected thread runs
         self.rows = plan.nslots
         self.two_pass = plan.two_pass
         self.atomic = None        # has an atomic (sim/subwaves.py keeps its gate for those): on first use
@@ -160,7 +162,7 @@ class NativeSegment:
             r = gate.native(lambda: fn(regs, iptr, n, address))
         else:
             r = fn(regs, iptr, n, address)
-        X.native_taken = -1 - r     # threads that ran the if body (-1 - r: see emit.SegmentEmitter._success)
+        X.native_taken = -1 - r     # threads that ran the if bodies (-1 - r: see emit.SegmentEmitter._success)
         return r < 0
 
     def may_run(self, X, idx) -> bool:
@@ -172,18 +174,22 @@ class NativeSegment:
         and is reset by a whole-wave one, ends in the same state. Not
         under a random schedule (X.folds_steps), which draws its choice
         for every step: folded steps would shift the draws of the rest."""
-        return self.if_target is None or (idx is None and X.folds_steps)
+        return not self.bodies or (idx is None and X.folds_steps)
 
     def account_body(self, X, nsel: int) -> None:
-        """Add what the interpreter's separate steps would count: the body
-        step (for the threads that ran it) and the step at L."""
+        """Add what the interpreter's separate steps would count, for each
+        if body: the body's step (for the threads that ran it) and the
+        step at its L. X.native_taken holds each body's count of threads
+        in a field of if_bodies.TAKEN_BITS bits."""
         taken = X.native_taken
-        if taken:
-            X.thread_instructions += taken * self.body
-            X.steps += 1
-            X.cycles += self.body
-        if self.after:
-            X.steps += 1
+        for k, (body, after) in enumerate(self.bodies):
+            ran = taken >> (TAKEN_BITS * k) & TAKEN_MASK
+            if ran:
+                X.thread_instructions += ran * body
+                X.steps += 1
+                X.cycles += body
+            if after:
+                X.steps += 1
 
     def _atomic(self, program) -> bool:
         """Whether the code has an atomic: a sub-wave runs those holding

@@ -31,6 +31,12 @@ body writes (a thread that skipped it stores the value it had), and a
 breakpoint or watched access inside the segment makes it a leader, which
 keeps the whole segment interpreted as for any other (engine.py crosses).
 
+A segment holds up to PER_SEGMENT bodies one after the other (a kernel's
+`if (i < n) v = a[i]; if (i + T < n) v += a[i + T];`): without them a
+segment ended at the second branch and stored every register live there
+for the next segment to load again. It returns each body's count of
+threads in its own bit field (TAKEN_BITS).
+
 What it deliberately does not do: nest, or take an `else`.
 """
 from __future__ import annotations
@@ -38,6 +44,8 @@ from __future__ import annotations
 from collections import Counter
 
 MAX_BODY = 48        # instructions: a longer body is a real block of its own
+PER_SEGMENT = 2      # bodies one segment holds: two counts of up to 2^31 threads fit its i64 return
+TAKEN_BITS = 31      # the width of each body's count in a segment's return
 
 
 class IfBodies:

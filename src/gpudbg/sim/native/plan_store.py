@@ -31,7 +31,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-FORMAT = 1
+FORMAT = 2      # 2: tuples in plan fields are tagged (if_branches)
 # the packages (under gpudbg/) whose source decides the emitted code and the plans
 GENERATOR_SOURCES = ("sim/native", "sim/ops", "sim/arith", "sim/memory", "ptx", "sim/program.py",
                      "sim/instrument.py")    # the plans' tool event classes (instruction_events)
@@ -95,7 +95,9 @@ def _value(v):
         return {"set": sorted(v)}
     if isinstance(v, dict):
         return {"dict": sorted([k, _value(x)] for k, x in v.items())}
-    if isinstance(v, (list, tuple)):
+    if isinstance(v, tuple):
+        return {"tuple": [_value(x) for x in v]}
+    if isinstance(v, list):
         return [_value(x) for x in v]
     if v is None or isinstance(v, (bool, int, str)):
         return v
@@ -108,6 +110,8 @@ def _unvalue(v):
             return set(v["set"])
         if set(v) == {"dict"}:
             return {k: _unvalue(x) for k, x in v["dict"]}
+        if set(v) == {"tuple"}:
+            return tuple(_unvalue(x) for x in v["tuple"])
         raise ValueError("an untagged object in a plan field")
     if isinstance(v, list):
         return [_unvalue(x) for x in v]

@@ -35,7 +35,7 @@ class SegmentPlan:
     live_out: set | None = None     # registers read after the segment (None: assume all)
     two_pass: bool = False          # has a second pass (writes or commits): set by the emitter
     events: int = 0                 # instrument.Event bits its instructions would emit to tools
-    if_branch: tuple[int, int] | None = None   # (pc of `@p bra L`, L) of its if body, if it has one
+    if_branches: tuple = ()         # ((pc of `@p bra L`, L), ...) of its if bodies (if_bodies.py)
     last_write: dict | None = None  # register -> last pc of it writing it (None: unknown; window_checks.py)
     precheck: bool = False          # has a checks-only twin run first (engine.py, the FULL variant)
 
@@ -53,14 +53,15 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
     """Every segment of the program's code, in pc order; with what the
     regions need: {pc: (effect, reads, writes)} of every lowered
     instruction and the liveness bitsets (live after each pc). With
-    `if_convert`, a segment may hold one if body (if_bodies.py)."""
-    from gpudbg.sim.native.if_bodies import IfBodies
+    `if_convert`, a segment may hold up to if_bodies.PER_SEGMENT if
+    bodies."""
+    from gpudbg.sim.native.if_bodies import PER_SEGMENT, IfBodies
     from gpudbg.sim.native.probe import Prober
     probe = Prober(program)
     ifs = IfBodies(program, probe) if if_convert else None
     crossing: set[int] = set()      # leaders the open segment continues across (its if body's)
     last_write: dict[int, int] = {}
-    cur_if: tuple[int, int] | None = None
+    cur_ifs: list[tuple[int, int]] = []
     code = program.code
     leader = program.leader
     out: list[SegmentPlan] = []
@@ -71,13 +72,13 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
     events = 0
 
     def close():
-        nonlocal cur, live_in, written, can_fail, events, cur_if
+        nonlocal cur, live_in, written, can_fail, events, cur_ifs
         if len(cur) >= min_length:
             scratch = sorted(live_in & written) if can_fail else []
             out.append(SegmentPlan(cur[0], cur[-1] + 1, {k: s for s, k in enumerate(scratch)},
-                                   len(scratch), can_fail, events=events, if_branch=cur_if,
+                                   len(scratch), can_fail, events=events, if_branches=tuple(cur_ifs),
                                    last_write=dict(last_write)))
-        cur, live_in, written, can_fail, events, cur_if = [], set(), set(), False, 0, None
+        cur, live_in, written, can_fail, events, cur_ifs = [], set(), set(), False, 0, []
         crossing.clear()
         last_write.clear()
 
@@ -90,10 +91,10 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
         convert = ifs.target(pc) if ifs is not None else None
         if convert is not None:
             target, guard = convert
-            if cur_if is not None:
+            if len(cur_ifs) >= PER_SEGMENT:
                 close()
             cur.append(pc)
-            cur_if = (pc, target)
+            cur_ifs.append((pc, target))
             crossing.update((pc + 1, target))
             live_in |= {guard} - written
             continue

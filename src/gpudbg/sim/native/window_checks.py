@@ -59,17 +59,18 @@ def _load_shape(inst) -> tuple[str, int] | None:
     return space, size * count
 
 
-def plan(program, compiled: list, last_write: dict | None, if_branch) -> dict[int, tuple[Group, int]]:
+def plan(program, compiled: list, last_write: dict | None, if_branches=()) -> dict[int, tuple[Group, int]]:
     """{pc: (its group, its constant offset)} for the grouped loads of a
     segment's instructions (`last_write`: register -> the last pc of the
-    segment writing it; None: unknown, nothing grouped)."""
+    segment writing it; None: unknown, nothing grouped), leaving out the
+    loads of its if bodies (`if_branches`: (pc of the branch, L) pairs)."""
     if last_write is None:
         return {}
-    lo, hi = (if_branch[0], if_branch[1]) if if_branch else (-1, -1)
+    bodies = [(int(lo), int(hi)) for lo, hi in if_branches]
     groups: dict[tuple, Group] = {}
     members: dict[int, tuple[Group, int]] = {}
     for c in compiled:
-        if lo < c.pc < hi:
+        if any(lo < c.pc < hi for lo, hi in bodies):
             continue
         shape = _load_shape(c.inst)
         if shape is None or len(c.inst.operands) < 2:
