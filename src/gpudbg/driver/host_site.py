@@ -44,15 +44,18 @@ def python_frames(limit: int = 8) -> list[str]:
     frames = []
     f = sys._getframe(1)
     users = _USER_FILE
+    verdict = users.get
     want = limit if 0 < limit <= 64 else 64
-    while f is not None and len(frames) < want:    # the innermost `limit` are all that is kept
+    while f is not None:
         code = f.f_code
-        path = code.co_filename
-        user = users.get(path)
+        user = verdict(code.co_filename)
         if user is None:
+            path = code.co_filename
             user = users[path] = not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS)
         if user:
-            frames.append(f"{path}:{f.f_lineno} in {code.co_name}")
+            frames.append(f"{code.co_filename}:{f.f_lineno} in {code.co_name}")
+            if len(frames) >= want:     # the innermost `limit` are all that is kept
+                break
         f = f.f_back
     frames.reverse()
     return frames[-limit:]
