@@ -20,6 +20,7 @@ from typing import Any, Callable
 from gpudbg.sim import host_malloc
 from gpudbg.sim.device_model import DeviceModel
 from gpudbg.sim.frontend import Frontend
+from gpudbg.sim.gpu_cv import GpuCondition
 from gpudbg.sim.memory.allocations import GlobalMemory
 from gpudbg.sim.memory.spaces import Allocation, AllocationKind
 
@@ -44,7 +45,7 @@ class SimGPU:
             capacity=self.model.global_memory, base=GlobalMemory.GLOBAL_BASE + ordinal * DEVICE_VA_SIZE,
             va_size=DEVICE_VA_SIZE)
         self.executor: Executor = executor or _default_executor
-        self.cv = threading.Condition(threading.RLock())
+        self.cv = GpuCondition(threading.RLock())
         self.functions: dict[int, Any] = {}     # code address -> KernelFunction
         self.fault_listeners: list[Callable[[int, Any], None]] = []
         self.peers: dict[int, "SimGPU"] = {}     # devices this one's copy engine reaches (set by the driver)
