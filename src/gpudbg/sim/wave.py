@@ -261,6 +261,12 @@ class WaveExecution(FaultReporting):
             self._pending_pc = None
         return self._sched
 
+    @property
+    def sched_storage(self) -> np.ndarray:
+        """The scheduling-pc array itself, a whole-wave pc possibly still
+        pending: for code that only takes its address (native environment)."""
+        return self._sched
+
     def native_writes_sched(self) -> None:
         """Compiled code is about to store some slots' pcs into the array
         directly (sim/native/regions.py): the array must be current, and

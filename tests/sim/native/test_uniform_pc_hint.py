@@ -74,3 +74,34 @@ def test_the_hint_matches_the_scheduling_pcs_over_the_corpus(checked_hint, monke
         assert len(checked_hint) > 100     # the hint is really taken (whole-wave starts, barriers, branches)
     else:   # padding lanes sit at EXITED from the start: no step is ever the whole wave
         assert not checked_hint
+
+
+# a loop from the kernel's first instruction: the native region runs while
+# the wave's start pc is still pending, and must find it written first
+# (no checked_hint here: its comparison reads the array, which writes it)
+LOOP_FIRST = """.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry loop_first(.param .u64 out)
+{
+    .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<4>;
+L:
+    add.u32 %r1, %r1, 3;
+    add.u32 %r2, %r2, 1;
+    setp.lt.u32 %p1, %r2, 40;
+    @%p1 bra L;
+    mov.u32 %r3, %tid.x;
+    ld.param.u64 %rd1, [out];
+    mul.wide.u32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+"""
+
+
+def test_a_region_at_the_kernels_entry_sees_the_start_pc_written():
+    from engines_pair import Out, run_both
+    ref, got = run_both(LOOP_FIRST, "loop_first", (1,), (256,), [Out(256, np.uint32)])
+    assert (got[0] == 120).all()
+    assert got.stats.thread_instructions == ref.stats.thread_instructions

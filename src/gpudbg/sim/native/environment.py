@@ -129,7 +129,9 @@ class WaveEnvironment:
         self.symbols = np.array([_symbol_value(X, kind, name) for kind, name in symbols] or [0],
                                 dtype=np.uint64)
         self.env[ENV["symbols"]] = _ptr(self.symbols)
-        self.env[ENV["sched"]] = _ptr(X.sched)
+        # the array's address only: a whole-wave pc still pending is written
+        # into it before a region stores there (WaveExecution.native_writes_sched)
+        self.env[ENV["sched"]] = _ptr(X.sched_storage)
         self.scratch = _EMPTY
         self._gversion = None
         self.refresh_globals()
