@@ -67,3 +67,15 @@ def test_ring_decode_keeps_the_precise_errors():
     ring.write([0x7F << 24])
     with pytest.raises(C.CommandDecodeError, match="unknown opcode 0x7f"):
         ring.decode_at(ring.get)
+
+
+@given(st.one_of(st.integers(-2, C.U64_MASK + 2), st.floats(allow_nan=False), st.booleans()))
+def test_the_launch_shortcut_is_make(descriptor):
+    try:
+        expected = C.make(C.Opcode.LAUNCH, descriptor=descriptor)
+    except C.CommandFormatError as e:
+        with pytest.raises(C.CommandFormatError) as got:
+            C.launch(descriptor)
+        assert str(got.value) == str(e)
+    else:
+        assert C.launch(descriptor) == expected

@@ -26,6 +26,8 @@ Dims = int | Sequence[int]
 
 def dim3(name: str, value: Any) -> tuple[int, int, int]:
     """An int or 1-3 ints as an (x, y, z) triple."""
+    if value.__class__ is int:        # the common case, without the isinstance tests
+        return (value, 1, 1)
     if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
         return (int(value), 1, 1)
     try:

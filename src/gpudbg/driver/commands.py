@@ -169,6 +169,14 @@ def make(opcode: Opcode, **fields: int) -> Command:
     return Command(opcode, {n: fields[n] for n in names})
 
 
+def launch(descriptor: int) -> Command:
+    """make(LAUNCH, descriptor=...) with its one check inline (every launch
+    makes one); make raises the same error for a bad value."""
+    if descriptor.__class__ is not int or not 0 <= descriptor <= U64_MASK:
+        return make(Opcode.LAUNCH, descriptor=descriptor)
+    return Command(Opcode.LAUNCH, {"descriptor": descriptor})
+
+
 def _pack_fields(fmt: Sequence[tuple[str, FieldType]], values: Mapping[str, int]) -> list[int]:
     words: list[int] = []
     for name, ftype in fmt:

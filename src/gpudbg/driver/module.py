@@ -603,7 +603,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     if tap is not None:
         tap.launch_enqueued(gpu, grid_id, function.name)
     fence = stream.submit(limits.launch_commands(context, stream, function)
-                          + [C.make(C.Opcode.LAUNCH, descriptor=alloc.base)])
+                          + [C.launch(alloc.base)])
     sites = context.launch_sites
     if len(sites) >= LAUNCH_SITES:
         sites.pop(next(iter(sites)), None)
