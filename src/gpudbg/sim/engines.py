@@ -50,6 +50,11 @@ class EngineKind(enum.Enum):
     COPY = "copy"
     COMPUTE = "compute"
 
+    # Members are singletons compared by identity: hash them by identity
+    # too (Enum's own __hash__ runs in Python, and the front end looks an
+    # engine up by its kind several times per command).
+    __hash__ = object.__hash__
+
 
 ENGINE_OF: dict[C.Opcode, EngineKind] = {
     C.Opcode.COPY: EngineKind.COPY, C.Opcode.MEMSET: EngineKind.COPY,

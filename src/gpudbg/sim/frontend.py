@@ -371,10 +371,11 @@ class Frontend:
         try:
             if cmd.opcode is C.Opcode.SEM_RELEASE:
                 sem = channel.semaphore
-                if cmd.address == sem.address and not sem.released:
-                    sem._word[0] = cmd.value     # the fence closing every push: its own live word
+                fields = cmd.fields          # (Command's attribute access is a Python-level __getattr__)
+                if fields["address"] == sem.address and not sem.released:
+                    sem._word[0] = fields["value"]     # the fence closing every push: its own live word
                 else:
-                    self.gpu.memory.view(cmd.address, 8).view(np.uint64)[0] = cmd.value
+                    self.gpu.memory.view(fields["address"], 8).view(np.uint64)[0] = fields["value"]
             elif cmd.opcode is C.Opcode.SEM_ACQUIRE:
                 self._read_u64(cmd.address)
             elif cmd.opcode is C.Opcode.HOST_NOTIFY:
@@ -402,15 +403,15 @@ class Frontend:
     def _execute_slow(self, channel: Any, cmd: C.Command) -> ChannelError | None:
         mem = self.gpu.memory
         try:
-            if cmd.opcode is C.Opcode.COPY:
+            if cmd.opcode is C.Opcode.LAUNCH:
+                launch_limits.apply(self.gpu, channel)
+                self._launch(cmd.fields["descriptor"])
+            elif cmd.opcode is C.Opcode.COPY:
                 mem.copy(cmd.dst, cmd.src, cmd.size)
             elif cmd.opcode is C.Opcode.MEMSET:
                 mem.fill(cmd.dst, cmd.value, cmd.element_size, cmd.count)
             elif cmd.opcode in (C.Opcode.COPY_2D, C.Opcode.MEMSET_2D):
                 copy_engine.execute(self.gpu, cmd)
-            elif cmd.opcode is C.Opcode.LAUNCH:
-                launch_limits.apply(self.gpu, channel)
-                self._launch(cmd.descriptor)
             elif cmd.opcode in (C.Opcode.POOL_ALLOC, C.Opcode.POOL_FREE):
                 self._pool_command(cmd)
             return None
