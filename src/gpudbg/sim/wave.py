@@ -450,7 +450,11 @@ class WaveExecution(FaultReporting):
             return
         self.sched[idx] = EXITED
         self.uniform_pc = None
-        self.block_live -= np.bincount(self.layout.block_of[idx], minlength=len(self.block_live))
+        owners = self.layout.block_of[idx]
+        if len(self.block_live) == 1:   # one block: they are all its own (np.bincount releases the GIL: a hand-off)
+            self.block_live[0] -= len(owners)
+        else:
+            self.block_live -= np.bincount(owners, minlength=len(self.block_live))
         if self._bars_own and (self.bar_arrivals > 0).any():
             self.release_barriers()
 
