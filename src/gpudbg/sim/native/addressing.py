@@ -258,8 +258,8 @@ def _window_group(em, space: str, size: int):
 
 
 def shared_pointer(em, off: L.Value, size: int) -> L.Value:
-    seg = em.b.load(em.b.gep(em.env_pointer(ENV["block_of"], I64), [em.t]))
-    return _segment_pointer(em, seg, off, size, "shared")
+    from gpudbg.sim.native.special import slot_block
+    return _segment_pointer(em, slot_block(em), off, size, "shared")
 
 
 def local_pointer(em, off: L.Value, size: int) -> L.Value:

@@ -39,6 +39,28 @@ def _per_block_ctaid(X, axis: int) -> np.ndarray:
     return _u32(axes[axis][::X.layout.slots_per_block])
 
 
+def _log2_or_none(v: int) -> int:
+    """log2(v) for a power of two, else -1."""
+    v = int(v)
+    return v.bit_length() - 1 if v > 0 and v & (v - 1) == 0 else -1
+
+
+def _tid_masks(X) -> tuple[int, int, int]:
+    """(mask of tid.x, shift and mask of tid.y) that give a slot's thread
+    index from its slot number (the layout puts thread (x, y, z) of a block
+    at slot x + bx*(y + by*z) of the block's slots_per_block, sim/wave_plan.py):
+    tid.x = slot & (bx-1) when bx is a power of two dividing slots_per_block,
+    tid.y = (slot >> log2 bx) & (by-1) when by is too and bx*by divides it;
+    -1 masks where not."""
+    spb = int(X.layout.slots_per_block)
+    bx, by = int(X.block_dim[0]), int(X.block_dim[1])
+    sx, sy = _log2_or_none(bx), _log2_or_none(by)
+    xmask = bx - 1 if sx >= 0 and spb % bx == 0 else -1
+    if xmask >= 0 and sy >= 0 and spb % (bx * by) == 0:
+        return xmask, sx, by - 1
+    return xmask, 0, -1
+
+
 # name -> (kind, getter(X) -> value or array); arrays are kept alive and passed by address
 ENTRIES: list[tuple[str, str, object]] = [
     ("scratch", "special", None),
@@ -84,6 +106,13 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("region_work", "special", None),    # results of a region call
     ("region_cycles", "special", None),
     ("phase", "special", None),          # 0 both passes, 1 checks and first pass only, 2 second pass only
+    # the layout's regular shapes, so that native code computes a slot's block
+    # and thread index instead of streaming block_of / tid arrays (special.py);
+    # -1: not a power of two, use the array
+    ("slot_shift", "value", lambda X: _log2_or_none(X.layout.slots_per_block)),
+    ("tidx_mask", "value", lambda X: _tid_masks(X)[0]),
+    ("tidy_shift", "value", lambda X: _tid_masks(X)[1]),
+    ("tidy_mask", "value", lambda X: _tid_masks(X)[2]),
 ]
 ENV = {name: i for i, (name, _, _) in enumerate(ENTRIES)}
 

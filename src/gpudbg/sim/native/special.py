@@ -6,9 +6,13 @@ interpreted.
 """
 from __future__ import annotations
 
+from llvmlite import ir as L
+
 from gpudbg.ptx import ir
 from gpudbg.sim.native.emit import I32, I64, NotNative
 from gpudbg.sim.native.environment import ENTRIES, ENV
+
+_DERIVED = {"tid.x", "tid.y"}     # computed from the slot number where the block shape allows
 
 _SPECIALS = ("tid.x", "tid.y", "tid.z", "ctaid.x", "ctaid.y", "ctaid.z", "laneid", "warpid", "smid",
              "ntid.x", "ntid.y", "ntid.z", "nctaid.x", "nctaid.y", "nctaid.z", "nwarpid", "nsmid")
@@ -24,8 +28,42 @@ def read_special(em, sreg: ir.SpecialRegister):
     if kind == "value":
         return em.b.trunc(em.env(ENV[key]), I32)
     base = em.env_pointer(ENV[key], I32)
-    at = em.t
     if key.startswith("ctaid."):            # per resident block: index by the slot's block
-        blocks = em.env_pointer(ENV["block_of"], I64)
-        at = em.load_invariant(em.b.gep(blocks, [em.t], inbounds=True))
-    return em.load_invariant(em.b.gep(base, [at], inbounds=True))
+        return em.load_invariant(em.b.gep(base, [slot_block(em)], inbounds=True))
+    if key in _DERIVED:
+        return _tid(em, key, base)
+    return em.load_invariant(em.b.gep(base, [em.t], inbounds=True))
+
+
+def _from_slot(em, computed, usable, array, elem) -> L.Value:
+    """`computed` where `usable` (i1, the same for every thread), else the
+    array's element for this slot. Without a branch: the array is read at
+    slot 0 when unused, a load that always hits the cache, so the stream
+    of one array element per thread (8 bytes of block_of, 4 of tid) is gone
+    from the thread loop."""
+    b = em.b
+    at = b.select(usable, I64(0), em.t)
+    loaded = em.load_invariant(b.gep(array, [at], inbounds=True))
+    return b.select(usable, b.trunc(computed, elem) if elem != I64 else computed, loaded)
+
+
+def slot_block(em) -> L.Value:
+    """The wave-local block index of this thread's slot (i64):
+    slot >> log2(slots_per_block) when that is a power of two, else
+    block_of[slot]."""
+    b = em.b
+    shift = em.env(ENV["slot_shift"])
+    usable = b.icmp_signed(">=", shift, I64(0))
+    return _from_slot(em, b.lshr(em.t, b.and_(shift, I64(63))), usable,
+                      em.env_pointer(ENV["block_of"], I64), I64)
+
+
+def _tid(em, key: str, array) -> L.Value:
+    b = em.b
+    if key == "tid.x":
+        mask = em.env(ENV["tidx_mask"])
+        computed = b.and_(em.t, mask)
+    else:
+        mask = em.env(ENV["tidy_mask"])
+        computed = b.and_(b.lshr(em.t, b.and_(em.env(ENV["tidy_shift"]), I64(63))), mask)
+    return _from_slot(em, computed, b.icmp_signed(">=", mask, I64(0)), array, I32)
