@@ -103,7 +103,7 @@ class Channel:
                     if self.ring.free() >= len(flat):
                         try:
                             self.ring.write(flat)
-                            self.gpu.frontend.rung()
+                            self.gpu.frontend.rung(self)
                         finally:
                             self._serving += 1
                             cv.notify_all()
@@ -132,7 +132,7 @@ class Channel:
                     if self.closed:
                         break          # the context was torn down: its work is discarded
                     ring.write(words)
-                    self.gpu.frontend.rung()
+                    self.gpu.frontend.rung(self)
             finally:
                 self._serving += 1
                 cv.notify_all()        # the words and this turn's end, at once

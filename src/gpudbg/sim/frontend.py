@@ -220,10 +220,17 @@ class Frontend:
         return any(not ch.ring.empty() and ch is not channel and ch not in executing
                    for ch in self.channels)
 
-    def rung(self) -> None:
-        """A push advanced a channel's put (caller holds cv): with the leader's
+    def rung(self, channel: Any = None) -> None:
+        """A push advanced `channel`'s put (caller holds cv): with the leader's
         post vacant, promote one to schedule it (the job running may be one
-        that waits for this very push)."""
+        that waits for this very push). A push to the channel whose command
+        runs now needs nobody: no command of it can start before that job
+        ends, and the job's thread then goes on with it (_follow_on) or
+        leads again; a leader promoted for it would only wake at every
+        notify, find nothing to pick and sleep again (a thread hand-off per
+        launch of a stream of launches)."""
+        if channel is not None and channel in self.executing:
+            return
         self.threads.fill()
 
     def _execute_inline(self, channel: Any, cmd: C.Command) -> ChannelError | None:
