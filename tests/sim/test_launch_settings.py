@@ -109,3 +109,28 @@ def test_the_schedule_follows_the_environment_and_configure(clean_env):
     finally:
         schedule.reset()
     assert executor._launch_environment(gpu, None)[2] is None
+
+
+def test_the_differential_mode_and_the_engine_come_from_the_settings(clean_env):
+    from gpudbg.sim.native import differential, engine
+    assert not launch_settings.current().differential and not differential.wanted()
+    clean_env.setenv("GPUDBG_DIFFERENTIAL", "1")
+    assert launch_settings.current().differential and differential.wanted()
+    clean_env.setenv("GPUDBG_DIFFERENTIAL", "sometimes")    # not a mode: the launch is handed over to refuse it
+    assert differential.wanted()
+    clean_env.delenv("GPUDBG_DIFFERENTIAL")
+    assert not differential.wanted()
+    clean_env.setenv("GPUDBG_ENGINE", "native")
+    assert engine.for_launch() == "native"
+    clean_env.setenv("GPUDBG_ENGINE", "interp")
+    assert engine.for_launch() == "interp"
+
+
+def test_an_engine_a_differential_launch_forces_is_never_cached(clean_env):
+    from gpudbg.sim.native import engine
+    clean_env.setenv("GPUDBG_ENGINE", "interp")
+    with engine.force("native", full=True):
+        assert engine.for_launch() == "native"
+        clean_env.setenv("GPUDBG_THREADS", "1")      # a change parsed on the forced thread
+        assert launch_settings.current().engine == "interp"
+    assert engine.for_launch() == "interp"

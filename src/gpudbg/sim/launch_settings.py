@@ -4,7 +4,8 @@ Every launch is checked twice against GPUDBG_INSTRUCTION_BUDGET,
 GPUDBG_HANG_TIMEOUT, GPUDBG_SCHEDULE/GPUDBG_SEED, GPUDBG_ENGINE,
 GPUDBG_THREADS and GPUDBG_COREDUMP_ON_EXCEPTION: on the host when it is enqueued (driver/limits.py, so that a
 bad value refuses the call) and on the device when it starts
-(sim/executor.py). Read through `os.environ.get` that was a dozen Mapping
+(sim/executor.py), where GPUDBG_DIFFERENTIAL and GPUDBG_ENGINE are read
+again (native/differential.wanted, native/engine.mode_for). Read through `os.environ.get` that was a dozen Mapping
 look-ups with key encoding per launch, a large share of an empty kernel's
 cost.
 
@@ -29,12 +30,14 @@ from dataclasses import dataclass
 
 from gpudbg.driver.watchdog import ENV_TIMEOUT
 from gpudbg.sim import kernel_watch, schedule
+from gpudbg.sim.native import differential as native_differential
 from gpudbg.sim.native import engine as native_engine
 from gpudbg.sim.native import parallel as native_parallel
 
 ENV_COREDUMP = "GPUDBG_COREDUMP_ON_EXCEPTION"     # (dump/coredump/writer.py parses it)
 VARIABLES = (kernel_watch.ENV_BUDGET, ENV_TIMEOUT, schedule.ENV_SCHEDULE, schedule.ENV_SEED,
-             native_engine.ENV_ENGINE, native_parallel.ENV_THREADS, ENV_COREDUMP)
+             native_engine.ENV_ENGINE, native_parallel.ENV_THREADS, ENV_COREDUMP,
+             native_differential.ENV_DIFFERENTIAL)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,7 @@ class LaunchSettings:
     threads: int              # GPUDBG_THREADS
     schedule: bool            # GPUDBG_SCHEDULE is set (schedule.for_launch decides what it asks for)
     coredumps: bool           # GPUDBG_COREDUMP_ON_EXCEPTION is on: a fault's dump shows every register
+    differential: bool        # GPUDBG_DIFFERENTIAL is on (or misspelt: differential.launch refuses it)
 
 
 _lock = threading.Lock()
@@ -73,8 +77,9 @@ def parse() -> LaunchSettings:
     timeout = kernel_watch.timeout_from_environment()
     if os.environ.get(schedule.ENV_SCHEDULE) or os.environ.get(schedule.ENV_SEED):
         schedule.from_environment()
-    return LaunchSettings(budget, timeout, native_engine.chosen(), native_parallel.host_threads(),
-                          bool(os.environ.get(schedule.ENV_SCHEDULE)), coredumps_on())
+    return LaunchSettings(budget, timeout, native_engine.from_environment(), native_parallel.host_threads(),
+                          bool(os.environ.get(schedule.ENV_SCHEDULE)), coredumps_on(),
+                          native_differential.requested())
 
 
 def coredumps_on() -> bool:

@@ -75,9 +75,19 @@ def mode() -> str | None:
 
 def wanted() -> bool:
     """Whether launch_grid must hand this launch to `launch` (the mode is
-    on, or misspelt, and this thread is not already inside a launch)."""
+    on, or misspelt, and this thread is not already inside a launch); the
+    variable as the launch settings hold it (sim/launch_settings.py:
+    parsed once per change of the environment)."""
     if getattr(_tls, "depth", 0):
         return False
+    from gpudbg.sim import launch_settings       # (it imports this module)
+    s = launch_settings.current()
+    return s.differential if s is not None else requested()
+
+
+def requested() -> bool:
+    """GPUDBG_DIFFERENTIAL is on, or set to something that is not a mode
+    (the launch then refuses, naming the variable)."""
     return os.environ.get(ENV_DIFFERENTIAL, "").strip().lower() not in _OFF
 
 

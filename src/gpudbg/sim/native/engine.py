@@ -73,10 +73,29 @@ def force(choice: str, full: bool = False):
 
 
 def chosen() -> str:
-    """The engine GPUDBG_ENGINE asks for (default auto)."""
+    """The engine this thread runs under: a differential launch's, else
+    the one GPUDBG_ENGINE asks for (default auto)."""
     forced = getattr(_forced, "value", None)
     if forced is not None:
         return forced[0]
+    return from_environment()
+
+
+def for_launch() -> str:
+    """chosen(), with GPUDBG_ENGINE read from the launch settings (parsed
+    once per change of the environment, sim/launch_settings.py) instead of
+    os.environ on every launch."""
+    forced = getattr(_forced, "value", None)
+    if forced is not None:
+        return forced[0]
+    from gpudbg.sim import launch_settings       # (it imports this module)
+    s = launch_settings.current()
+    return s.engine if s is not None else from_environment()
+
+
+def from_environment() -> str:
+    """GPUDBG_ENGINE's engine (default auto); EngineError naming the
+    variable for anything else."""
     raw = os.environ.get(ENV_ENGINE, "").strip().lower()
     if not raw:
         return "auto"
@@ -265,7 +284,7 @@ def mode_for(program, threads: int, debugger: bool) -> int:
     `program`, compiling the program now if the choice says so (a
     compiler failure is reported once as a warning and the program stays
     interpreted)."""
-    choice = chosen()
+    choice = for_launch()
     if choice == "interp" or shutdown.closed():
         return 0
     variant = FULL if debugger or (getattr(_forced, "value", None) or (0, False))[1] else PLAIN
