@@ -80,11 +80,11 @@ def _configured_budget(gpu) -> int | None:
     return int(b) if b else None
 
 
-def _launch_environment(gpu, job) -> tuple:
+def _launch_environment(gpu, job, env) -> tuple:
     """(budget, watch, schedule, host threads, coredumps on) of a launch, from the
-    environment settings parsed once per change (sim/launch_settings.py);
-    a bad value is refused by the parsers themselves, as it always was."""
-    env = launch_settings.current()
+    environment settings parsed once per change (`env`,
+    sim/launch_settings.py); a bad value (env None) is refused by the
+    parsers themselves, as it always was."""
     if env is None:
         budget = instruction_budget(gpu)
         watch = (_JobWatch if job is not None else KernelWatch).for_launch(budget)
@@ -108,14 +108,15 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     device run after its last wave (sim/device_runtime.py); `depth` and
     `parent` say where a device-launched grid sits in that tree. `cluster`:
     the thread-block cluster shape (sim/cluster.py), None without."""
-    if native_differential.wanted():    # GPUDBG_DIFFERENTIAL: run under both engines and compare
+    settings = launch_settings.current()
+    if native_differential.wanted(settings):    # GPUDBG_DIFFERENTIAL: run under both engines and compare
         return native_differential.launch(launch_grid, gpu, function, grid, block, shared_bytes, params, grid_id,
                                           observer, cooperative, depth, parent, cluster)
     grid = launch_template.ints(grid)
     block = launch_template.ints(block)
     job = engines.current_job()
     try:
-        budget, watch, order, threads, coredumps = _launch_environment(gpu, job)
+        budget, watch, order, threads, coredumps = _launch_environment(gpu, job, settings)
     except (LaunchSettingError, schedule.ScheduleError, native_engine.EngineError,
             native_parallel.ThreadsError) as e:
         raise LaunchAborted(f"the launch of {function.name} was refused: {e}") from None
@@ -139,7 +140,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     # (GPUDBG_COREDUMP_ON_EXCEPTION): it stores every register and none
     # past a fault
     native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
-                                    debugger=port is not None or order is not None or coredumps)
+                                    debugger=port is not None or order is not None or coredumps,
+                                    settings=settings)
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None

@@ -73,16 +73,18 @@ def mode() -> str | None:
     return _ON[raw]
 
 
-def wanted() -> bool:
+def wanted(settings=None) -> bool:
     """Whether launch_grid must hand this launch to `launch` (the mode is
     on, or misspelt, and this thread is not already inside a launch); the
     variable as the launch settings hold it (sim/launch_settings.py:
-    parsed once per change of the environment)."""
+    parsed once per change of the environment; `settings`: the caller's
+    current ones, None to read them)."""
     if getattr(_tls, "depth", 0):
         return False
-    from gpudbg.sim import launch_settings       # (it imports this module)
-    s = launch_settings.current()
-    return s.differential if s is not None else requested()
+    if settings is None:
+        from gpudbg.sim import launch_settings       # (it imports this module)
+        settings = launch_settings.current()
+    return settings.differential if settings is not None else requested()
 
 
 def requested() -> bool:

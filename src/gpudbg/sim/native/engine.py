@@ -81,16 +81,18 @@ def chosen() -> str:
     return from_environment()
 
 
-def for_launch() -> str:
+def for_launch(settings=None) -> str:
     """chosen(), with GPUDBG_ENGINE read from the launch settings (parsed
     once per change of the environment, sim/launch_settings.py) instead of
-    os.environ on every launch."""
+    os.environ on every launch; `settings`: the caller's current ones,
+    None to read them."""
     forced = getattr(_forced, "value", None)
     if forced is not None:
         return forced[0]
-    from gpudbg.sim import launch_settings       # (it imports this module)
-    s = launch_settings.current()
-    return s.engine if s is not None else from_environment()
+    if settings is None:
+        from gpudbg.sim import launch_settings       # (it imports this module)
+        settings = launch_settings.current()
+    return settings.engine if settings is not None else from_environment()
 
 
 def from_environment() -> str:
@@ -279,12 +281,12 @@ PLAIN, FULL = 1, 2
 _ATTRS = {PLAIN: ("native", "region", "native_ready"), FULL: ("native_full", "region_full", "native_full_ready")}
 
 
-def mode_for(program, threads: int, debugger: bool) -> int:
+def mode_for(program, threads: int, debugger: bool, settings=None) -> int:
     """0 (interpreted), PLAIN or FULL for a launch of `threads` threads of
     `program`, compiling the program now if the choice says so (a
     compiler failure is reported once as a warning and the program stays
-    interpreted)."""
-    choice = for_launch()
+    interpreted); `settings`: the launch's (sim/launch_settings.py)."""
+    choice = for_launch(settings)
     if choice == "interp" or shutdown.closed():
         return 0
     variant = FULL if debugger or (getattr(_forced, "value", None) or (0, False))[1] else PLAIN
