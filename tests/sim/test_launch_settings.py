@@ -97,18 +97,18 @@ def test_the_schedule_follows_the_environment_and_configure(clean_env):
     from gpudbg.sim import executor, schedule
     from gpudbg.sim.gpu import SimGPU
     gpu = SimGPU()
-    assert executor._launch_environment(gpu, None)[2] is None          # lowest pc
+    assert executor._launch_environment(gpu, None, launch_settings.current())[2] is None          # lowest pc
     clean_env.setenv("GPUDBG_SCHEDULE", "random")
     assert launch_settings.current().schedule
-    assert isinstance(executor._launch_environment(gpu, None)[2], schedule.RandomSchedule)
+    assert isinstance(executor._launch_environment(gpu, None, launch_settings.current())[2], schedule.RandomSchedule)
     clean_env.delenv("GPUDBG_SCHEDULE")
-    assert executor._launch_environment(gpu, None)[2] is None
+    assert executor._launch_environment(gpu, None, launch_settings.current())[2] is None
     schedule.configure("random", 3)
     try:
-        assert isinstance(executor._launch_environment(gpu, None)[2], schedule.RandomSchedule)
+        assert isinstance(executor._launch_environment(gpu, None, launch_settings.current())[2], schedule.RandomSchedule)
     finally:
         schedule.reset()
-    assert executor._launch_environment(gpu, None)[2] is None
+    assert executor._launch_environment(gpu, None, launch_settings.current())[2] is None
 
 
 def test_the_differential_mode_and_the_engine_come_from_the_settings(clean_env):
