@@ -50,6 +50,20 @@ class FakeLoaded:
         self.unloaded = True
 
 
+def launch_command(gpu, kernel: FakeKernel, grid_id: int):
+    """A LAUNCH command of `kernel` (one block of 32 threads, no
+    parameters) for a front end fed by hand, its descriptor in the GPU's
+    memory."""
+    from gpudbg.driver import commands as C
+    from gpudbg.sim.memory.spaces import AllocationKind
+    gpu.register_function(kernel)
+    d = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
+    d.data[:] = list(C.encode_descriptor(
+        code_address=kernel.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=32, block_y=1,
+        block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=grid_id, host_tid=0))
+    return C.make(C.Opcode.LAUNCH, descriptor=d.base)
+
+
 def fake_module(ctx, *kernels: FakeKernel, globals_: dict | None = None) -> Module:
     m = Module(ctx, FakeLoaded({k.name: k for k in kernels}, globals_ or {}), "fake")
     ctx.modules.append(m)

@@ -20,7 +20,7 @@ from gpudbg.sim.memory.spaces import AllocationKind
 from gpudbg.sim.sm_pool import BlockShape, SMPool
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "driver"))
-from gpudbg_fakes import make_kernel  # noqa: E402
+from gpudbg_fakes import launch_command, make_kernel  # noqa: E402
 
 
 # ---------------------------------------------------------------- the SM pool
@@ -138,13 +138,7 @@ def gpu():
 
 
 def launch(gpu, name="k", grid_id=1):
-    kernel = make_kernel(name)
-    gpu.register_function(kernel)
-    d = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
-    d.data[:] = list(C.encode_descriptor(
-        code_address=kernel.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=32, block_y=1,
-        block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=grid_id, host_tid=0))
-    return C.make(C.Opcode.LAUNCH, descriptor=d.base)
+    return launch_command(gpu, make_kernel(name), grid_id)
 
 
 def test_copies_memsets_and_quick_commands_run_while_a_kernel_runs(gpu):

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "driver"))
-from gpudbg_fakes import make_kernel, report  # noqa: E402
+from gpudbg_fakes import launch_command, make_kernel, report  # noqa: E402
 
 from gpudbg.driver import commands as C  # noqa: E402
 from gpudbg.driver.channel import Channel  # noqa: E402
@@ -40,12 +40,7 @@ def gpu():
 
 
 def launch_cmd(gpu, kernel, grid_id):
-    gpu.register_function(kernel)
-    d = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
-    d.data[:] = list(C.encode_descriptor(
-        code_address=kernel.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=32, block_y=1,
-        block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=grid_id, host_tid=0))
-    return C.make(C.Opcode.LAUNCH, descriptor=d.base)
+    return launch_command(gpu, kernel, grid_id)
 
 
 def test_kernels_of_two_channels_run_together_in_order_per_channel(gpu):

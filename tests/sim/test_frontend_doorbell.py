@@ -8,21 +8,14 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "driver"))
-from gpudbg_fakes import make_kernel  # noqa: E402
+from gpudbg_fakes import launch_command, make_kernel  # noqa: E402
 
-from gpudbg.driver import commands as C  # noqa: E402
 from gpudbg.driver.channel import Channel  # noqa: E402
 from gpudbg.sim.gpu import SimGPU  # noqa: E402
-from gpudbg.sim.memory.spaces import AllocationKind  # noqa: E402
 
 
 def _launch(gpu, kernel, grid_id):
-    gpu.register_function(kernel)
-    d = gpu.memory.alloc(C.DESCRIPTOR_BYTES, AllocationKind.LAUNCH)
-    d.data[:] = list(C.encode_descriptor(
-        code_address=kernel.code_address, grid_x=1, grid_y=1, grid_z=1, block_x=32, block_y=1,
-        block_z=1, shared_bytes=0, param_address=0, param_size=0, grid_id=grid_id, host_tid=0))
-    return C.make(C.Opcode.LAUNCH, descriptor=d.base)
+    return launch_command(gpu, kernel, grid_id)
 
 
 def _until(predicate, what):
