@@ -221,9 +221,9 @@ def test_a_native_run_that_will_dump_compiles_the_variant_with_every_register(tm
     asked = []
     real = engine.mode_for
 
-    def spy(program, threads, debugger):
+    def spy(program, threads, debugger, **kw):
         asked.append(debugger)
-        return real(program, threads, debugger)
+        return real(program, threads, debugger, **kw)
     monkeypatch.setattr(engine, "mode_for", spy)
     m = gpudbg.compile(KERNEL, name="poke.cu")
     buf = gpudbg.zeros(64, np.int32)
