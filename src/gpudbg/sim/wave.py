@@ -22,6 +22,7 @@ from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.faults import CUDBGException, LaneFault
 from gpudbg.sim.memory import GenericAddressing, SegmentedMemory, Space
 from gpudbg.sim.fault_reporting import FaultReporting
+from gpudbg.sim.scheduling_pcs import SchedulingPcs
 from gpudbg.sim.state import EXITED, PARKED
 from gpudbg.sim.wave_plan import (  # noqa: F401  (re-exported: the executor's names)
     BlockAxes, WavePlan, WaveRanges, block_array, build_waves, wave_layout)
@@ -237,43 +238,8 @@ def local_size_for(gpu, function) -> int:
     return launch_limits.thread_local_bytes(function, stack_limit_of(gpu))
 
 
-class WaveExecution(FaultReporting):
+class WaveExecution(SchedulingPcs, FaultReporting):
     """Architectural state of one wave plus the mechanisms ops invoke."""
-
-    # The one pc every slot's scheduling pc holds, when a whole-wave write
-    # (set_pc(None, pc), the start, exit of all) made it so; None once any
-    # write touches only some slots. Every writer of `sched` keeps it true,
-    # so the step loop picks the next whole-wave step without two scans of
-    # the wave (a 262,144-thread reduction spent 15% of its time in them).
-    uniform_pc: int | None = None
-    # A whole-wave pc not yet written into the array: the write waits for
-    # the array's next use (`sched`), since the steps of converged code
-    # (segment, bar.sync, segment, ...) overwrite it unread, and filling
-    # 262,144 slots cost each such step 40 us.
-    _pending_pc: int | None = None
-
-    @property
-    def sched(self) -> np.ndarray:
-        """Each slot's scheduling pc (an instruction index, PARKED or EXITED)."""
-        p = self._pending_pc
-        if p is not None:
-            self._sched.fill(p)
-            self._pending_pc = None
-        return self._sched
-
-    @property
-    def sched_storage(self) -> np.ndarray:
-        """The scheduling-pc array itself, a whole-wave pc possibly still
-        pending: for code that only takes its address (native environment)."""
-        return self._sched
-
-    def native_writes_sched(self) -> None:
-        """Compiled code is about to store some slots' pcs into the array
-        directly (sim/native/regions.py): the array must be current, and
-        the whole-wave pc is no longer known."""
-        if self._pending_pc is not None:
-            self.sched
-        self.uniform_pc = None
 
     def __init__(self, gpu, function, grid, block, shared_bytes, params, grid_id,
                  wave_blocks, plan: WavePlan, budget: int, res: LaunchResources, template=None):
@@ -391,18 +357,6 @@ class WaveExecution(FaultReporting):
 
     def thread_segments(self, idx):
         return self.all_slots if idx is None else idx
-
-    def set_pc(self, idx, target) -> None:
-        if idx is None:
-            if np.ndim(target):
-                self._pending_pc = None
-                self._sched[:] = target
-                self.uniform_pc = None
-            else:
-                self.uniform_pc = self._pending_pc = int(target)
-        else:
-            self.sched[idx] = target
-            self.uniform_pc = None
 
     def split_guard(self, c, idx):
         """-> (threads whose guard holds, the others); None means every
