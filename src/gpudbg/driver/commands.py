@@ -316,9 +316,14 @@ _HEADER = {op: (int(op) << 24) | _PAYLOAD[op] for op in FORMATS}
 _BY_VALUE = {int(op): op for op in Opcode}
 _SIZE_WORDS = {op: 1 + n for op, n in _PAYLOAD.items()}
 _CONSTRAINED = frozenset(op for op, _ in CONSTRAINTS)
-# a U64 is two little-endian words, low first: the same bytes as a little-endian Q
-_PAYLOAD_STRUCTS = {op: struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in fmt))
-                    for op, fmt in FORMATS.items()}
+
+
+def _struct_of(fmt) -> struct.Struct:
+    """The fields' bytes as one struct: a U64 is two little-endian words,
+    low first, the same bytes as a little-endian Q."""
+    return struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in fmt))
+
+
+_PAYLOAD_STRUCTS = {op: _struct_of(fmt) for op, fmt in FORMATS.items()}
 _DESCRIPTOR_NAMES = tuple(n for n, _ in DESCRIPTOR_FORMAT)
-# a U64 is two little-endian words, low first: the same bytes as a little-endian Q
-_DESCRIPTOR_STRUCT = struct.Struct("<" + "".join("I" if t is U32 else "Q" for _, t in DESCRIPTOR_FORMAT))
+_DESCRIPTOR_STRUCT = _struct_of(DESCRIPTOR_FORMAT)
