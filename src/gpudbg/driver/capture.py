@@ -192,7 +192,7 @@ def _capturing_blocking(ctx: Any) -> list[Any]:
 
 def check_implicit(stream: Any, commands: Any = ()) -> None:
     """Called for every push to a non-capturing stream."""
-    if not stream.is_legacy:
+    if not stream.is_legacy or stream.context.only_legacy():
         return
     blockers = _capturing_blocking(stream.context)
     if blockers:

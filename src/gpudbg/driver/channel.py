@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 from gpudbg.driver import commands as C
 from gpudbg.driver.fence import ChannelError, Marker, TrackingSemaphore
-from gpudbg.driver.ring import Ring, RingFullError
+from gpudbg.driver.ring import MAX_COMMAND_WORDS, Ring, RingFullError
 from gpudbg.sim.memory.spaces import AllocationKind
 
 DEFAULT_RING_BYTES = 4096
@@ -53,6 +53,9 @@ class Channel:
             gpu.alloc_internal(8, AllocationKind.SEMAPHORE, f"semaphore {self.name}"), gpu.cv,
             free=gpu.free_internal)
         self.semaphore.channel = self   # lets the hang watchdog find the ring behind a fence
+        # whether every command (and the closing release) fits in the ring: then no push needs
+        # its commands' sizes checked against the ring's (the ring's size never changes)
+        self._any_fits = max(MAX_COMMAND_WORDS, _RELEASE_WORDS) <= self.ring.size - 1
         # the words of the SEM_RELEASE closing every push, up to its value (address, then value:
         # FORMATS' order), so a push appends two words instead of making and encoding a command
         self._release_head = C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address, value=0))[:3]
@@ -82,9 +85,9 @@ class Channel:
             if self.closed:
                 raise ChannelClosedError(f"channel {self.name} is closed")
             encoded = [C.encode(cmd) for cmd in commands]
-            limit = self.ring.size - 1
-            if _RELEASE_WORDS > limit or (encoded and max(map(len, encoded)) > limit):
-                for n in [len(words) for words in encoded] + [_RELEASE_WORDS]:   # the first that cannot
+            if not self._any_fits:     # a ring too small for some command: find the first that cannot
+                limit = self.ring.size - 1
+                for n in [len(words) for words in encoded] + [_RELEASE_WORDS]:
                     if n > limit:
                         raise RingFullError(f"ring {self.name}: a {n}-word command can never fit")
             cv = self.gpu.cv
@@ -97,15 +100,16 @@ class Channel:
                     self.pins.extend((value, p) for p in pins)
                     pins = ()
                 ticket = self._tickets
-                self._tickets += 1
+                self._tickets = ticket + 1
                 if self._serving == ticket:      # no earlier push still to write: write now if it fits
                     flat = list(_chain(encoded))
-                    if self.ring.free() >= len(flat):
+                    ring = self.ring
+                    if ring.size - 1 - (ring.put - ring.get) % ring.size >= len(flat):   # ring.free()
                         try:
-                            self.ring.write(flat)
+                            ring.write(flat)
                             self.gpu.frontend.rung(self)
                         finally:
-                            self._serving += 1
+                            self._serving = ticket + 1
                             cv.notify_all()
                         return value, self.retire_pins
         finally:

@@ -25,7 +25,7 @@ import threading
 from typing import Any
 
 from gpudbg.sim import debug_port
-from gpudbg.driver import capture
+from gpudbg.driver import capture, host_site
 from gpudbg.driver.fence import ChannelError
 from gpudbg.driver.memory import MemoryManager
 from gpudbg.driver.stream import NON_BLOCKING, Stream, StreamKind
@@ -50,7 +50,7 @@ class Context:
         self.fault_report: Any = None
         # grid id -> the user's Python frames that launched it, so a fault
         # report names the launching line (the most recent LAUNCH_SITES)
-        self.launch_sites: dict[int, list[str]] = {}
+        self.launch_sites: dict[int, tuple] = {}      # grid id -> host_site.capture() of its launch
         self.destroyed = False
         self.memory = MemoryManager(self, engine.uva)
         self.streams: list[Stream] = []
@@ -84,7 +84,7 @@ class Context:
         self.fault_report = error.report
         site = self.launch_sites.get(getattr(error.report, "grid_id", None))
         if site:
-            error.report.details.setdefault("launch_site", site)
+            error.report.details.setdefault("launch_site", host_site.formatted(site))
         self.engine.fault_log.append((self, self.sticky))
 
     def check(self) -> None:
@@ -103,6 +103,13 @@ class Context:
         if not self.streams and not self.per_thread and not self.zombies:
             return [self.legacy]
         return [self.legacy, *list(self.streams), *list(self.per_thread.values()), *list(self.zombies)]
+
+    def only_legacy(self) -> bool:
+        """Whether the legacy stream is the context's only stream: then it
+        has nothing to be ordered after and no capture to break, the case
+        of a program that never creates a stream (checked on each of its
+        pushes; read without the lock, as all_streams)."""
+        return not self.streams and not self.per_thread and not self.zombies
 
     def create_stream(self, flags: int = 0, priority: int = 0) -> Stream:
         if flags & ~NON_BLOCKING:

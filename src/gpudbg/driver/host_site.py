@@ -5,15 +5,18 @@ The one idea: a frame is the user's when its file lies outside gpudbg,
 the standard library and installed packages (numba, cuda-python, numpy,
 ...), which is what compute-sanitizer's host backtrace "up to the driver
 entry point" shows. Walking the frames costs a few microseconds per call,
-so the engine records it for every launch. A native program's C frames
-are the sanitizer's business (sanitizer/sites.py), not the engine's.
+so the engine records it for every launch. A launch records the frames
+raw (`capture`: code objects and line numbers, no strings) and they are
+formatted only when a report reads them (`formatted`): nearly every launch
+succeeds, and its site is never shown. A native program's C frames are the
+sanitizer's business (sanitizer/sites.py), not the engine's.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-__all__ = ["python_frames"]
+__all__ = ["python_frames", "capture", "formatted"]
 
 _ROOTS: tuple[str, ...] = ()
 # co_filename -> whether it is the user's: a file's verdict never changes
@@ -35,27 +38,38 @@ def _library_roots() -> tuple[str, ...]:
     return tuple(r + os.sep for r in sorted(roots))
 
 
-def python_frames(limit: int = 8) -> list[str]:
-    """The user's frames of the calling thread, outermost first, as
-    'file:line in function' (at most the innermost `limit`)."""
+def capture(limit: int = 8, skip: int = 1) -> tuple:
+    """The user's frames of the calling thread `skip` frames up, innermost
+    first, as (code, line) pairs (at most the innermost `limit`): what
+    python_frames shows, without making its strings."""
     global _ROOTS
     if not _ROOTS:
         _ROOTS = _library_roots()
     frames = []
-    f = sys._getframe(1)
+    f = sys._getframe(skip)
     users = _USER_FILE
     verdict = users.get
     want = limit if 0 < limit <= 64 else 64
-    while f is not None:
-        code = f.f_code
-        user = verdict(code.co_filename)
+    while f:        # library frames (most of them) cost one lookup each
+        user = verdict(f.f_code.co_filename)
         if user is None:
-            path = code.co_filename
+            path = f.f_code.co_filename
             user = users[path] = not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS)
         if user:
-            frames.append(f"{code.co_filename}:{f.f_lineno} in {code.co_name}")
+            frames.append((f.f_code, f.f_lineno))
             if len(frames) >= want:     # the innermost `limit` are all that is kept
                 break
         f = f.f_back
-    frames.reverse()
-    return frames[-limit:]
+    return tuple(frames)
+
+
+def formatted(frames: tuple, limit: int = 8) -> list[str]:
+    """A capture as 'file:line in function', outermost first (at most `limit`)."""
+    out = [f"{code.co_filename}:{line} in {code.co_name}" for code, line in reversed(frames)]
+    return out[-limit:]
+
+
+def python_frames(limit: int = 8) -> list[str]:
+    """The user's frames of the calling thread, outermost first, as
+    'file:line in function' (at most the innermost `limit`)."""
+    return formatted(capture(limit, 2), limit)

@@ -48,14 +48,19 @@ class Ring:
     def write(self, words: Sequence[int]) -> None:
         """Copy words at put and advance it (caller checked free())."""
         n = len(words)
-        if n > self.free():
+        put, size = self.put, self.size
+        if n > size - 1 - (put - self.get) % size:
             raise RingFullError(f"ring {self.name}: {n} words do not fit in {self.free()} free")
+        end = put + n
+        if end < size:      # no wrap (the common case): one slice, converted by numpy as asarray would
+            self.words[put:end] = words
+            self.put = end
+            return
         arr = np.asarray(words, dtype=np.uint32)
-        first = min(n, self.size - self.put)
-        self.words[self.put:self.put + first] = arr[:first]
-        if first < n:
-            self.words[: n - first] = arr[first:]
-        self.put = (self.put + n) % self.size
+        first = size - put
+        self.words[put:] = arr[:first]
+        self.words[: n - first] = arr[first:]
+        self.put = end - size
 
     def word_at(self, offset: int) -> int:
         return int(self.words[offset % self.size])

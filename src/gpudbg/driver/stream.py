@@ -61,6 +61,7 @@ class StreamKind(enum.Enum):
 
 
 NON_BLOCKING = 0x1
+_LEGACY = StreamKind.LEGACY
 
 
 class Stream:
@@ -118,6 +119,8 @@ class Stream:
         the context lock). A source whose semaphore is already released has
         retired everything: no acquire is needed."""
         deps, pins = [], []
+        if self.kind is _LEGACY and self.context.only_legacy():
+            return deps, pins
         for src in self._implicit_sources():
             ch = src.channel
             v = ch.issued
@@ -135,16 +138,19 @@ class Stream:
         if self.destroyed or self.channel.closed:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed")
 
-    def _reserve(self, commands: list[C.Command], pins: list[TrackingSemaphore]) -> tuple[int, Any]:
+    def _reserve(self, commands: list[C.Command], pins: list[TrackingSemaphore],
+                 checked: bool = False) -> tuple[int, Any]:
         """Reserve a push after the implicit dependencies (caller holds the
         context lock); returns (fence, write), write() to be called once
-        the lock is released (driver/channel.py)."""
-        try:
-            self._check_usable()
-        except BaseException:
-            for p in pins:
-                p.unpin()
-            raise
+        the lock is released (driver/channel.py). `checked`: the caller
+        already ran _check_usable under the same hold of the lock."""
+        if not checked:
+            try:
+                self._check_usable()
+            except BaseException:
+                for p in pins:
+                    p.unpin()
+                raise
         deps, dep_pins = self._dependencies()
         try:
             return self.channel.reserve(deps + commands, dep_pins + pins)
@@ -167,7 +173,7 @@ class Stream:
                 return self.channel.issued
             self._check_usable()
             capture.check_implicit(self, cmds)
-            value, write = self._reserve(cmds, [])
+            value, write = self._reserve(cmds, [], True)
             error: BaseException | None = None
             if on_fence is not None:
                 try:
