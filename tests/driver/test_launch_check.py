@@ -96,7 +96,7 @@ def test_local_memory_is_checked_against_free_memory_on_every_launch(fill, monke
     if not isinstance(f, driver_module.Function):
         pytest.skip("the runtime's function handle is not the driver's Function")
     assert launch_check.validated(ctx, f, (1, 1, 1), (64, 1, 1), 0, None)
-    shape = launch_check._kept[f][((1, 1, 1), (64, 1, 1), 0, None)]
+    shape = f.launch_shapes[((1, 1, 1), (64, 1, 1), 0, None)]
     assert shape.local_reserve == 0                   # this kernel needs no local memory: ...
     monkeypatch.setattr(shape, "local_reserve", 1 << 62)   # ... as if it needed more than is free
     calls = []

@@ -24,27 +24,21 @@ through the full validation.
 from __future__ import annotations
 
 import threading
-import weakref
 from typing import Any, Sequence
 
 from gpudbg.driver import launch_config
 from gpudbg.sim import launch_limits as sim_launch_limits
 
-SHAPES_KEPT = 64     # shapes remembered per function (oldest forgotten first)
+SHAPES_KEPT = 64     # shapes remembered per function (Function.launch_shapes; oldest forgotten first)
 
 _lock = threading.Lock()
-_kept: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()   # function -> {shape: _Passed}
+_INTS = {int}
 
 
 class _Passed:
-    """A shape that passed, with what its outcome depended on."""
+    """A shape that passed, with what its outcome depended on (`stamp`)."""
 
-    __slots__ = ("model", "kernel", "num_regs", "static_shared", "max_threads", "local_size", "max_dynamic",
-                 "stack_size", "dims", "cluster", "local_reserve")
-
-    def stamp_of(self) -> tuple:
-        return (self.model, self.kernel, self.num_regs, self.static_shared, self.max_threads, self.local_size,
-                self.max_dynamic, self.stack_size)
+    __slots__ = ("stamp", "dims", "cluster", "local_reserve")
 
 
 def _plain(dims: Any) -> bool:
@@ -55,9 +49,11 @@ def _plain(dims: Any) -> bool:
 def _stamp(context: Any, function: Any) -> tuple:
     m = context.device.model
     k = function.kernel
-    return (m, k, k.num_regs, k.static_shared, k.max_threads_per_block, getattr(k, "local_size", 0),
-            launch_config.max_dynamic_shared(function, m),
-            int(getattr(context, "limits", {}).get("stack_size", 0) or 0))
+    c = function.launch_config       # launch_config.max_dynamic_shared, inline
+    dyn = c.max_dynamic_shared if c is not None and c.max_dynamic_shared is not None else \
+        launch_config.max_dynamic_shared(function, m)
+    return (m, k, k.num_regs, k.static_shared, k.max_threads_per_block, getattr(k, "local_size", 0), dyn,
+            int(context.limits.get("stack_size", 0) or 0))
 
 
 def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[int], shared_bytes: int,
@@ -65,13 +61,15 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
                                                       tuple[int, int, int]]:
     """(grid, block, cluster) of a launch that may be enqueued, (0, 0, 0)
     for no cluster; the validation's EngineError otherwise."""
-    plain = _plain(grid) and _plain(block) and shared_bytes.__class__ is int and \
-        (cluster is None or _plain(cluster))
+    # plain: two 3-tuples of ints (bools, numpy ints or floats equal to ints would find the
+    # remembered shape of the ints they equal), an int of shared bytes, no cluster or a plain one
+    plain = grid.__class__ is tuple and block.__class__ is tuple and len(grid) == 3 == len(block) \
+        and shared_bytes.__class__ is int and set(map(type, grid + block)) == _INTS \
+        and (cluster is None or _plain(cluster))
     if plain:
         key = (grid, block, shared_bytes, cluster)
-        shapes = _kept.get(function)
-        p = shapes.get(key) if shapes is not None else None
-        if p is not None and p.stamp_of() == _stamp(context, function):
+        p = function.launch_shapes.get(key)
+        if p is not None and p.stamp == _stamp(context, function):
             if p.local_reserve > sim_launch_limits.free_device_bytes(context.gpu):
                 from gpudbg.driver import module as _module
                 _module.validate_launch(context, function, grid, block, shared_bytes)   # says why
@@ -82,15 +80,11 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
     c = _module.launch_cluster(context, function, g, b, shared_bytes, cluster) or (0, 0, 0)
     if plain:
         p = _Passed()
-        (p.model, p.kernel, p.num_regs, p.static_shared, p.max_threads, p.local_size, p.max_dynamic,
-         p.stack_size) = stamp
-        p.dims, p.cluster = (g, b), c
+        p.stamp, p.dims, p.cluster = stamp, (g, b), c
         p.local_reserve = sim_launch_limits.local_reserve_bytes(
             stamp[0], sim_launch_limits.thread_local_bytes(function.kernel, stamp[7]))
         with _lock:
-            shapes = _kept.get(function)
-            if shapes is None:
-                shapes = _kept[function] = {}
+            shapes = function.launch_shapes
             if len(shapes) >= SHAPES_KEPT and key not in shapes:
                 shapes.pop(next(iter(shapes)), None)
             shapes[key] = p

@@ -13,7 +13,7 @@ allows) has occupancy 0. Nothing here launches.
 """
 from __future__ import annotations
 
-import weakref
+import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -30,7 +30,7 @@ class FunctionConfig:
     preferred_carveout: int = CUshared_carveout.CU_SHAREDMEM_CARVEOUT_DEFAULT
 
 
-_configs: "weakref.WeakKeyDictionary[Any, FunctionConfig]" = weakref.WeakKeyDictionary()
+_config_lock = threading.Lock()
 
 
 def check_function(function: Any) -> Any:
@@ -44,12 +44,19 @@ def check_function(function: Any) -> Any:
 
 
 def config(function: Any) -> FunctionConfig:
-    return _configs.setdefault(function, FunctionConfig())
+    """The function's settable attributes (kept on the handle: Function.launch_config)."""
+    c = function.launch_config
+    if c is None:
+        with _config_lock:
+            c = function.launch_config
+            if c is None:
+                c = function.launch_config = FunctionConfig()
+    return c
 
 
 def max_dynamic_shared(function: Any, model: Any) -> int:
     """The most dynamic shared memory one launch of `function` may ask for."""
-    c = _configs.get(function)
+    c = function.launch_config
     if c is not None and c.max_dynamic_shared is not None:
         return c.max_dynamic_shared
     return max(model.shared_per_block - function.kernel.static_shared, 0)

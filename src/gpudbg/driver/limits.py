@@ -63,9 +63,10 @@ def _limit(limit: Any) -> CUlimit:
 
 def _table(ctx: Any) -> dict:
     lim = ctx.limits
-    lim.setdefault("pending_launch_count", DEFAULT_PENDING_LAUNCH_COUNT)
-    lim.setdefault("l2_fetch_granularity", DEFAULT_L2_FETCH_GRANULARITY)
-    lim.setdefault("persisting_l2_size", 0)
+    if "persisting_l2_size" not in lim:     # the defaults the context does not set, once
+        lim.setdefault("pending_launch_count", DEFAULT_PENDING_LAUNCH_COUNT)
+        lim.setdefault("l2_fetch_granularity", DEFAULT_L2_FETCH_GRANULARITY)
+        lim.setdefault("persisting_l2_size", 0)
     return lim
 
 
@@ -147,13 +148,13 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
 
 
 # ------------------------------------------------------------------ launch hook
-_usage_of: "weakref.WeakKeyDictionary[Any, set]" = weakref.WeakKeyDictionary()
-# channel -> the (stack, printf FIFO, heap, pending launches) limits its pushes program
-_programmed: "weakref.WeakKeyDictionary[Any, tuple[int, int, int, int]]" = weakref.WeakKeyDictionary()
+# What a context's launched kernels used is its `limits_used` set; the (stack, printf FIFO, heap,
+# pending launches) limits a channel's pushes programmed are its `launch_limits` (None: the model's
+# defaults): both kept on the objects, read on every launch.
 
 
 def _usage(ctx: Any) -> set:
-    return _usage_of.setdefault(ctx, set())
+    return ctx.limits_used
 
 
 # id(kernel) -> (weak reference to it, what it uses); kernels are unhashable dataclasses
@@ -213,18 +214,19 @@ def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
     SET_LAUNCH_LIMITS when the channel's programmed limits are stale
     (after check_launch_settings)."""
     check_launch_settings()
-    _usage(ctx).update(_kernel_uses(function.kernel))
+    uses = _kernel_uses(function.kernel)
+    if uses:
+        ctx.limits_used.update(uses)
     lim = _table(ctx)
-    want = (int(lim["stack_size"]), int(lim["printf_fifo_size"]), int(lim["malloc_heap_size"]),
-            int(lim["pending_launch_count"]))
+    want = (lim["stack_size"], lim["printf_fifo_size"], lim["malloc_heap_size"], lim["pending_launch_count"])
     ch = stream.channel
-    have = _programmed.get(ch)
+    have = ch.launch_limits
     if have is None:         # a channel never programmed runs with the model's defaults
         d = sim_limits.defaults(ctx.device.model)
-        have = _programmed[ch] = (d.stack_size, d.printf_fifo_size, d.malloc_heap_size, d.pending_launch_count)
+        have = ch.launch_limits = (d.stack_size, d.printf_fifo_size, d.malloc_heap_size, d.pending_launch_count)
     if have == want:
         return []
-    _programmed[ch] = want
+    want = ch.launch_limits = tuple(map(int, want))
     return [C.make(C.Opcode.SET_LAUNCH_LIMITS, stack_size=want[0], printf_fifo_size=want[1],
                    malloc_heap_size=want[2], pending_launch_count=want[3])]
 

@@ -53,6 +53,11 @@ class Function:
         self.module = module
         self.kernel = kernel
         self.name: str = kernel.name
+        # what mcFuncSetAttribute set (driver/launch_config.py FunctionConfig; None: nothing yet) and
+        # the launch shapes that passed validation (driver/launch_check.py): kept on the handle, so
+        # that a launch finds them without a weak-dictionary lookup each
+        self.launch_config: Any = None
+        self.launch_shapes: dict = {}
 
     def __repr__(self) -> str:
         return f"<mcFunction {self.name}>"
