@@ -175,8 +175,9 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                             nwaves += 1
                         else:
                             blocks, wave_blocks = wave_blocks, wave_blocks[:0]
-                        X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id,
-                                          blocks, plan, budget - total, res, template)
+                        reusable = port is None and tap is None and placement.default and workspace is None
+                        X = _wave_for(gpu, function, grid, block, shared_bytes, params, grid_id, blocks, plan,
+                                      budget - total, res, template, reusable)
                         if not placement.default:
                             place(X, placement)
                         X.observer = observer
@@ -200,6 +201,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                             elif port is None:
                                 visits = watch.start_wave(X, wave_index, nwaves)
                                 run_wave(X, watch, visits, order)
+                                if reusable:     # it ended without a fault: the next launch of the shape may restart it
+                                    res.kept_wave = (template, blocks, X)
                             else:
                                 port.run_wave(X)
                             if tap is not None:
@@ -311,6 +314,27 @@ def _checkout_resources(gpu, plan, function, shared_bytes: int, template=None):
                                              template.segment_bytes)
         busy.add(id(res))
         return res
+
+
+def _wave_for(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int, blocks, plan,
+              budget: int, res, template, reusable: bool) -> WaveExecution:
+    """The wave that runs `blocks`: the one the last launch of this
+    template left on `res` (the resources this launch holds alone),
+    restarted, when it ran the same blocks of the same function to the
+    end; else a new one, remembered for that when `reusable` (no debugger,
+    tool, placement beside other grids or cooperative workspace holds on
+    to it or changed it). A stream of small launches then skips building
+    a wave each time."""
+    kept = res.kept_wave
+    if kept is not None:
+        res.kept_wave = None
+        if reusable and kept[0] is template and kept[1] == blocks and kept[2].function is function:
+            return kept[2].restart(params, grid_id, budget)
+    X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id, blocks, plan, budget, res,
+                      template)
+    if reusable:
+        X.keep_for_restart()
+    return X
 
 
 def _return_resources(gpu, res) -> None:

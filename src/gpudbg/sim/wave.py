@@ -104,6 +104,9 @@ class LaunchResources:
         self._arrays: dict = {}
         self._waves: dict[int, WaveArrays] = {}     # slots -> the arrays of a wave that size
         self._constants: tuple | None = None
+        # (template, blocks, wave): the last launch's wave, which the next
+        # launch of the same template may restart (sim/executor.py _wave_for)
+        self.kept_wave: tuple | None = None
         self.slots = np.arange(max(nmax, 1), dtype=np.int64)
         self.slots.flags.writeable = False
 
@@ -243,14 +246,13 @@ class WaveExecution(SchedulingPcs, FaultReporting):
 
     def __init__(self, gpu, function, grid, block, shared_bytes, params, grid_id,
                  wave_blocks, plan: WavePlan, budget: int, res: LaunchResources, template=None):
+        # what the wave's shape decides (kept by a reused wave, restart())
         self.gpu = gpu
         self.function = function
         self.program = function.program
         self.model = gpu.model
         self.grid_dim = grid
         self.block_dim = block
-        self.grid_id = grid_id
-        self.kparams = bytes(params)
         const = res.constants(gpu, function, None if template is None else template.stack_limit)
         self.kparam_offsets = const.param_offsets
         self.dynamic_shared = int(shared_bytes)
@@ -263,6 +265,40 @@ class WaveExecution(SchedulingPcs, FaultReporting):
             self.shared_per_block = template.segment_bytes
             self.reserved_smem = template.region
         self.shared_symbols = function.shared_layout
+        self.wave_blocks = wave_blocks      # linear block ids (a range from the plan)
+        self._block_array: np.ndarray | None = None
+        L = self.layout = wave_layout(self.model, plan, grid, block, wave_blocks)
+        self.plan = plan
+        self.cluster_dim = plan.cluster
+        n = self.n = L.nthreads
+        self.all_slots = res.all_slots(n)
+        arrays = self.arrays = res.wave_arrays(const, self.program, n)
+        self._entry_pc = int(const.entry)
+        self.all_valid = plan.threads_per_block == plan.slots_per_block
+        self._start_pcs = None if self.all_valid else res.start_pcs(L, const.entry)
+        self._sched = arrays.sched
+        self.park_pc = arrays.park_pc
+        self.max_depth = const.max_depth
+        self.depth = arrays.depth
+        self.sp = arrays.sp
+        self.ret_stack = arrays.ret_stack
+        # CC.CF is only defined after a .cc instruction writes it
+        self.carry = arrays.carry
+        self.block_live = np.empty(len(wave_blocks), dtype=np.int64)
+        # only meaningful for parked threads, which set it as they park
+        self.bar_wait = arrays.bar_wait
+        self._no_barriers = res.no_barriers(len(wave_blocks))
+        self.gmem = gpu.memory
+        self.smem = res.smem
+        self.local_size = const.local_size
+        self.lmem = res.lmem
+        self.generic = GenericAddressing(self.gmem, self.smem, self.lmem)
+        self._start(params, grid_id, budget)
+
+    def _start(self, params, grid_id: int, budget: int) -> None:
+        """The state a launch starts from, on top of the shape's."""
+        self.grid_id = grid_id
+        self.kparams = bytes(params)
         self.envregs = [0] * 32
         self.on_brkpt = None
         self.observer = None
@@ -271,20 +307,13 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self.thread_instructions = 0
         self.steps = 0
         self.cycles = 0
-        self.cycle_base = int(getattr(gpu, "clock_cycles", 0))
+        self.cycle_base = int(getattr(self.gpu, "clock_cycles", 0))
         self.step_pc = 0  # first pc of the step being executed (see clock)
         self.printf_out: list[str] = []
-        self.wave_blocks = wave_blocks      # linear block ids (a range from the plan)
-        self._block_array: np.ndarray | None = None
-        L = self.layout = wave_layout(self.model, plan, grid, block, wave_blocks)
-        self.plan = plan
-        self.cluster_dim = plan.cluster
         self.cluster_barrier = None   # barrier.cluster state (sim/cluster.py), on first use
         self.warp_sync_mask = None    # bar.warp.sync masks of parked lanes (sim/warp_barrier.py)
         self.warp_sync_parked = 0
-        n = self.n = L.nthreads
-        self.all_slots = res.all_slots(n)
-        arrays = self.arrays = res.wave_arrays(const, self.program, n)
+        arrays = self.arrays
         self.regs = list(arrays.regs)
         self.reg_ids = set(arrays.reg_ids)  # identity of current register arrays
         self.reg_ptrs = None      # register addresses for native segments (sim/native), on first use
@@ -293,41 +322,41 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self.native_threads = 1   # host threads for one native call (GPUDBG_THREADS)
         self.native_gate = None   # a sub-wave's launch-wide lock, dropped around native calls (sim/subwaves.py)
         self.folds_steps = True   # native code may fold scheduler steps (False: a random order draws each)
-        entry = const.entry
-        self.all_valid = plan.threads_per_block == plan.slots_per_block
-        self._sched = arrays.sched
         if self.all_valid:
-            self.uniform_pc = self._pending_pc = int(entry)
+            self.uniform_pc = self._pending_pc = self._entry_pc
         else:
-            np.copyto(self.sched, res.start_pcs(L, entry))
-        self.park_pc = arrays.park_pc
-        self.max_depth = const.max_depth
+            np.copyto(self._sched, self._start_pcs)
         # Without calls nothing moves a thread's depth or stack pointer, so
         # the arrays kept from an earlier wave are still all zero.
-        self.depth = arrays.depth
-        self.sp = arrays.sp
         if self.max_depth > 1:
             self.depth.fill(0)
             self.sp.fill(0)
-        self.ret_stack = arrays.ret_stack
         self.params = dict(arrays.params)
-        # CC.CF is only defined after a .cc instruction writes it
-        self.carry = arrays.carry
-        nb = len(wave_blocks)
-        self.block_live = np.empty(nb, dtype=np.int64)     # np.full, without its Python frame
-        self.block_live.fill(plan.threads_per_block)
-        # only meaningful for parked threads, which set it as they park
-        self.bar_wait = arrays.bar_wait
+        self.block_live.fill(self.plan.threads_per_block)     # np.full, without its Python frame
         # per (block, barrier) counters: a shared read-only zero table until
         # the wave's first barrier arrival makes them its own
-        self.bar_arrivals = self.bar_expected = self.bar_redsum = res.no_barriers(nb)
+        self.bar_arrivals = self.bar_expected = self.bar_redsum = self._no_barriers
         self._bars_own = False
         self.async_unit = None   # copies in flight and mbarrier waiters (sim/async_copy.py), on first use
-        self.gmem = gpu.memory
-        self.smem = res.smem
-        self.local_size = const.local_size
-        self.lmem = res.lmem
-        self.generic = GenericAddressing(self.gmem, self.smem, self.lmem)
+
+    def keep_for_restart(self) -> None:
+        """Remember the attributes as a launch starts (a shallow copy),
+        for restart(). Before any instruction ran, every attribute is the
+        shape's or _start's, so putting them back and running _start again
+        is what a new WaveExecution of the same shape would hold."""
+        self._fresh = dict(self.__dict__)
+
+    def restart(self, params, grid_id: int, budget: int) -> "WaveExecution":
+        """This wave, as a new launch of the same shape starts it: the
+        attributes the last launch added or replaced are dropped, the
+        containers it changed in place are made anew (_start)."""
+        d = self.__dict__
+        fresh = d["_fresh"]
+        d.clear()
+        d.update(fresh)
+        d["_fresh"] = fresh
+        self._start(params, grid_id, budget)
+        return self
 
     @property
     def _wave_blocks(self) -> np.ndarray:

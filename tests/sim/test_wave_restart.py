@@ -1,0 +1,157 @@
+"""A launch of the same shape restarts the last launch's wave
+(executor._wave_for, WaveExecution.restart) instead of building one: the
+restarted wave must hold exactly what a new one would, whatever the last
+launch changed (barrier tables made its own, printf lines, call depth and
+stack pointers, padding slots, attributes it added), and a wave that a
+debugger, a tool or a fault may still look at is never restarted."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from kernels import OPTIMIZED, Out, Ptr, kernel_ptx, run
+from gpudbg.ptx.parser import parse
+from gpudbg.sim import executor
+from gpudbg.sim.gpu import SimGPU
+from gpudbg.sim.loader import load_module
+from gpudbg.sim.wave import WaveExecution
+
+
+def _kept(gpu):
+    res = gpu._launch_resources[1]
+    return None if res.kept_wave is None else res.kept_wave[2]
+
+
+def _same(a, b, path: str) -> None:
+    """a and b hold the same state (containers compared by content, since
+    a restarted wave must not share a mutable one with its last launch's
+    run; shared read-only arrays and helper objects compared by type)."""
+    if isinstance(a, np.ndarray):
+        assert isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape, path
+        assert np.array_equal(a, b), path
+    elif isinstance(a, (list, tuple)):
+        assert type(a) is type(b) and len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{path}[{i}]")
+    elif isinstance(a, dict):
+        assert type(b) is dict and a.keys() == b.keys(), path
+        for k in a:
+            _same(a[k], b[k], f"{path}[{k!r}]")
+    elif isinstance(a, (int, float, str, bytes, bool, type(None), range, set, frozenset)):
+        if isinstance(a, (set, frozenset)):
+            assert len(a) == len(b), path        # ids of the register arrays: compared through regs
+        else:
+            assert a == b, path
+    else:
+        assert type(a) is type(b), path
+
+
+def _compare_with_new(gpu, k, grid, block, params: bytes, grid_id: int):
+    """Restart the kept wave for a launch and build a new one for it: the
+    two must hold the same attributes."""
+    res = gpu._launch_resources[1]
+    template, blocks, X = res.kept_wave
+    restarted = X.restart(params, grid_id, 1000)
+    fresh = WaveExecution(gpu, k, grid, block, 0, params, grid_id, blocks, template.plan, 1000, res, template)
+    mine = {a: v for a, v in vars(restarted).items() if a != "_fresh"}
+    assert mine.keys() == vars(fresh).keys()
+    for name, value in vars(fresh).items():
+        _same(mine[name], value, name)
+
+
+def test_printf_and_calls_restart_clean():
+    # printf keeps lines per wave, calls move depth and sp, 40 threads in 64 slots leave padding
+    gpu = SimGPU()
+    ptx = kernel_ptx("calls", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    first = run(ptx, "printer", (2,), (40,), [35], module=mod)
+    X = _kept(gpu)
+    assert X is not None and first.printf
+    second = run(ptx, "printer", (2,), (40,), [35], module=mod)
+    assert _kept(gpu) is X                      # the same wave ran it again
+    # the GPU's buffer holds both launches' lines: the second's are its own, once
+    assert second.printf == first.printf * 2
+    r = run(ptx, "recursion", (1,), (48,), [Out(48, np.uint64), Out(48, np.int32)], module=mod)
+    r = run(ptx, "recursion", (1,), (48,), [Out(48, np.uint64), Out(48, np.int32)], module=mod)
+    assert r[0].tolist() == [math.factorial(t % 21) for t in range(48)]
+    _compare_with_new(gpu, mod.functions["recursion"], (1, 1, 1), (48, 1, 1), bytes(16), 7)
+
+
+def test_barriers_owned_by_the_last_launch_start_from_zero():
+    # 100 threads in 128 slots: the padding never arrives, so the barrier counts are the wave's own
+    gpu = SimGPU()
+    ptx = kernel_ptx("control", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = rng.integers(-1000, 1000, 300, dtype=np.int32)
+        r = run(ptx, "odd_block_sum", (3,), (100,), [x, Out(3, np.int32)], module=mod)
+        assert r[1].tolist() == x.reshape(3, 100).sum(axis=1).tolist()
+    X = _kept(gpu)
+    assert X._bars_own       # its run made the barrier tables its own
+    _compare_with_new(gpu, mod.functions["odd_block_sum"], (3, 1, 1), (100, 1, 1), bytes(16), 9)
+
+
+def test_attributes_a_run_added_are_gone_after_restart():
+    gpu = SimGPU()
+    ptx = kernel_ptx("control", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    run(ptx, "coords", (2,), (32,), [Out(2 * 32 * 10, np.uint32)], module=mod)
+    X = _kept(gpu)
+    X.leftover = object()
+    X.regs[0] = np.zeros(1)          # an instruction may swap a register's array (ops/base.py)
+    X.restart(bytes(8), 3, 10)
+    assert not hasattr(X, "leftover") and X.regs[0] is X.arrays.regs[0]
+
+
+def test_a_faulting_wave_is_not_kept():
+    gpu = SimGPU()
+    ptx = kernel_ptx("control", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    run(ptx, "coords", (2,), (32,), [Out(2 * 32 * 10, np.uint32)], module=mod)
+    assert _kept(gpu) is not None
+    r = run(ptx, "coords", (2,), (32,), [Ptr(0x10)], module=mod, expect_fault=True)
+    assert r.fault is not None
+    assert _kept(gpu) is None        # the fault's report holds that wave
+
+
+def test_a_debugger_port_gets_a_new_wave(monkeypatch):
+    gpu = SimGPU()
+    ptx = kernel_ptx("control", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    run(ptx, "coords", (2,), (32,), [Out(2 * 32 * 10, np.uint32)], module=mod)
+    X = _kept(gpu)
+    built = []
+    original = executor.WaveExecution
+
+    class Counting(original):
+        def __init__(self, *a, **kw):
+            built.append(self)
+            super().__init__(*a, **kw)
+
+    class Port:        # the debugged loop's side of a port: run the wave plainly
+        def kernel_ready(self, *a, **kw): pass
+
+        def kernel_finished(self, *a): pass
+
+        def run_wave(self, X):
+            executor.run_wave(X)
+
+    monkeypatch.setattr(executor, "WaveExecution", Counting)
+    monkeypatch.setattr(executor.debug_port, "port_for", lambda g: Port())
+    out = run(ptx, "coords", (2,), (32,), [Out(2 * 32 * 10, np.uint32)], module=mod)
+    assert len(built) == 1 and built[0] is not X
+    assert _kept(gpu) is None       # nor is one a debugger ran kept
+    assert out[0].any()
+
+
+@pytest.mark.parametrize("block", [(32, 1, 1), (40, 1, 1)])
+def test_restarting_gives_what_a_new_wave_gives(block):
+    gpu = SimGPU()
+    ptx = kernel_ptx("control", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    n = 2 * block[0]
+    run(ptx, "coords", (2,), block[:1], [Out(n * 10, np.uint32)], module=mod)
+    _compare_with_new(gpu, mod.functions["coords"], (2, 1, 1), block, bytes(8), 4)
