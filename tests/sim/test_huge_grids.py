@@ -63,7 +63,7 @@ def test_block_coordinates_of_a_late_wave_follow_the_linear_order(empty):
     gpu, k = empty
     grid, block = (1000, 70, 3), (48, 1, 1)          # 48 threads: padded warps
     plan = build_waves(gpu.model, k, grid, block, 0)
-    from gpudbg.sim.wave import LaunchResources, local_size_for
+    from gpudbg.sim.launch_resources import LaunchResources, local_size_for
     res = LaunchResources.for_launch(gpu, plan, k, 0, local_size_for(gpu, k))
     i = len(plan.waves) - 2
     X = WaveExecution(gpu, k, grid, block, 0, b"", 1, plan.waves[i], plan, 1 << 40, res)

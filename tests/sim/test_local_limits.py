@@ -12,7 +12,7 @@ from gpudbg import mcError_t
 from gpudbg.ptx.parser import parse
 from gpudbg.runtime import mc
 from gpudbg.runtime.api.last_error import last_error_message
-from gpudbg.sim import launch_limits, wave
+from gpudbg.sim import launch_limits, launch_resources
 from gpudbg.sim.debug_port import LaunchAborted
 from gpudbg.sim.executor import launch_grid
 from gpudbg.sim.gpu import SimGPU
@@ -112,13 +112,13 @@ def test_the_executor_refuses_what_it_cannot_back_as_a_launch_error(monkeypatch)
     gpu.memory.used = gpu.memory.capacity - 1024     # the device is nearly full
     with pytest.raises(LaunchAborted) as e:
         launch_grid(gpu, k, (1, 1, 1), (32, 1, 1), 0, params, 1)
-    assert isinstance(e.value, wave.LaunchOutOfResources) and "kernel big needs 65536 bytes" in str(e.value)
+    assert isinstance(e.value, launch_resources.LaunchOutOfResources) and "kernel big needs 65536 bytes" in str(e.value)
     gpu.memory.used = 0
 
     def no_host_memory(*a, **kw):
         raise MemoryError("Unable to allocate 66.0 GiB")
-    monkeypatch.setattr(wave, "SegmentedMemory", no_host_memory)
-    with pytest.raises(wave.LaunchOutOfResources) as e:
+    monkeypatch.setattr(launch_resources, "SegmentedMemory", no_host_memory)
+    with pytest.raises(launch_resources.LaunchOutOfResources) as e:
         launch_grid(gpu, k, (1, 1, 1), (32, 1, 1), 0, params, 1)
     assert str(e.value) == ("out of memory: the simulator cannot back the local memory of kernel big: 32 "
                             "resident threads x 65536 bytes = 2097152 bytes (MemoryError: Unable to "

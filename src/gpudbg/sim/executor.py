@@ -51,7 +51,8 @@ from gpudbg.sim.native import parallel as native_parallel
 from gpudbg.sim.kernel_watch import UNLIMITED, KernelWatch, LaunchSettingError, budget_from_environment
 from gpudbg.sim.spin import SpinBackoff
 from gpudbg.sim.state import EXITED, PARKED
-from gpudbg.sim.wave import WARP, LaunchResources, WaveExecution, build_waves, local_size_for
+from gpudbg.sim.launch_resources import LaunchResources, local_size_for
+from gpudbg.sim.wave import WARP, WaveExecution, build_waves
 
 DEFAULT_BUDGET = None   # no instruction budget: GPUDBG_HANG_TIMEOUT stops runaway kernels
 

@@ -14,7 +14,7 @@ local sizes, whether its code names the reserved shared region, the
 device model, the stack limit). Anything else is made afresh.
 
 What it deliberately does not do: keep anything that a launch changes
-(registers, memories, barriers: sim/wave.py LaunchResources owns the
+(registers, memories, barriers: sim/launch_resources.py LaunchResources owns the
 reusable arrays and decides when they may be reused), or keep an error
 (a shape that cannot run is refused on every launch).
 """
@@ -25,7 +25,7 @@ import weakref
 
 from gpudbg.sim import cluster as _cluster
 from gpudbg.sim import launch_limits, reserved_smem, sm_pool
-from gpudbg.sim.wave import stack_limit_of
+from gpudbg.sim.launch_resources import stack_limit_of
 from gpudbg.sim.wave_plan import WavePlan, build_waves
 
 TEMPLATES_KEPT = 64      # shapes remembered per GPU (oldest forgotten first)

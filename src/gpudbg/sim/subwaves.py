@@ -90,7 +90,7 @@ def applies(X, threads: int, order, tap, cooperative: bool, cluster_size: int, d
 def _part_resources(X, index: int):
     """Part `index`'s own reusable arrays (part 0 has the launch's):
     kept on the GPU per part, rebuilt when the launch's shape changes."""
-    from gpudbg.sim.wave import LaunchResources, local_size_for
+    from gpudbg.sim.launch_resources import LaunchResources, local_size_for
     gpu, fn = X.gpu, X.function
     key = (id(fn.program), fn.name, X.plan.largest_wave, X.plan.slots_per_block, X.dynamic_shared,
            local_size_for(gpu, fn))

@@ -102,7 +102,7 @@ class GpuImage:
     def __init__(self, gpu, program):
         self.gpu = gpu
         if getattr(gpu, "heap", None) is None and uses_heap(program):
-            from gpudbg.sim.wave import device_heap
+            from gpudbg.sim.launch_resources import device_heap
             device_heap(gpu)      # carved now (as on first use), so both runs find the same heap
         self.heap = getattr(gpu, "heap", None)
         self.heap_state = None if self.heap is None else {
