@@ -65,6 +65,7 @@ class Context:
         self.sync_hooks: list[Any] = []       # run after every host wait (pools observe frees)
         self.teardown_hooks: list[Any] = []   # run on destroy, before memory is released (VMM, pools)
         self.reap_hooks: list[Any] = []       # run by every reap, off the lock (launch buffers)
+        self.launch_buffers: Any = None       # driver/launch_buffers.py, made by the first launch
         self.limits = {"stack_size": device.model.default_stack_size,
                        "printf_fifo_size": device.model.printf_fifo_size,
                        "malloc_heap_size": device.model.malloc_heap_size}

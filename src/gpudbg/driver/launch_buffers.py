@@ -30,7 +30,6 @@ where they count as free memory.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import deque
 from typing import Any
 
@@ -145,18 +144,18 @@ class LaunchBuffers:
         self.gpu.free_internal(allocation)
 
 
-_of: "weakref.WeakKeyDictionary[Any, LaunchBuffers]" = weakref.WeakKeyDictionary()
 _of_lock = threading.Lock()
 
 
 def for_context(context: Any) -> LaunchBuffers:
-    """The context's launch buffers, made (and tied to its teardown) on first use."""
-    buffers = _of.get(context)
+    """The context's launch buffers (context.launch_buffers), made (and tied
+    to its teardown) on first use."""
+    buffers = context.launch_buffers
     if buffers is None:
         with _of_lock:
-            buffers = _of.get(context)
+            buffers = context.launch_buffers
             if buffers is None:
-                buffers = _of[context] = LaunchBuffers(context)
+                buffers = context.launch_buffers = LaunchBuffers(context)
                 context.reap_hooks.append(buffers.reap)
                 context.teardown_hooks.append(buffers.close)
     return buffers

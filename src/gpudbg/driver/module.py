@@ -578,37 +578,38 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     """Validate, write the descriptor, push LAUNCH; returns the grid id.
     A cooperative launch is marked in the descriptor: the GPU gives it the
     grid workspace grid.sync() counts on while it runs (sim/executor.py)."""
-    if not isinstance(function, Function):
+    if function.__class__ is not Function and not isinstance(function, Function):
         raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{function!r} is not a function handle")
-    if function.module.unloaded or function.module.context is not context:
+    module = function.module
+    if module.unloaded or module.context is not context:
         raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE,
                           f"{function!r} belongs to an unloaded module or another context")
     g, b, cluster = launch_check.validated(context, function, grid, block, shared_bytes, cluster)
     k = function.kernel
-    if args is not None and extra is not None:
-        raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "pass either kernelParams or extra, not both")
     if extra is not None:
+        if args is not None:
+            raise EngineError(CUresult.CUDA_ERROR_INVALID_VALUE, "pass either kernelParams or extra, not both")
         params = unpack_extra(k, extra, EXTRA_KEYS)
     else:
         params = pack_params(k, args if args is not None else ())
     gpu = context.gpu
-    buffers = launch_buffers.for_context(context)
+    buffers = context.launch_buffers or launch_buffers.for_context(context)
+    n = len(params)
     try:
-        alloc = buffers.take(C.DESCRIPTOR_BYTES + len(params), f"launch {function.name}")
+        alloc = buffers.take(C.DESCRIPTOR_BYTES + n, f"launch {function.name}")
     except OutOfMemory as e:
         raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()
-    desc = C.pack_descriptor(k.code_address, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes,  # DESCRIPTOR_FORMAT
-                             alloc.base + C.DESCRIPTOR_BYTES, len(params), grid_id,
-                             threading.get_native_id() & 0xFFFFFFFF, int(bool(cooperative)),
-                             cluster[0], cluster[1], cluster[2])
-    alloc.data[:C.DESCRIPTOR_BYTES] = memoryview(desc)
-    alloc.data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + len(params)] = memoryview(params)
+    # descriptor and parameters, one write (DESCRIPTOR_FORMAT order)
+    alloc.data[:C.DESCRIPTOR_BYTES + n] = memoryview(
+        C.pack_descriptor(k.code_address, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes,
+                          alloc.base + C.DESCRIPTOR_BYTES, n, grid_id,
+                          threading.get_native_id() & 0xFFFFFFFF, 1 if cooperative else 0,
+                          cluster[0], cluster[1], cluster[2]) + params)
     tap = instrument.active()
     if tap is not None:
         tap.launch_enqueued(gpu, grid_id, function.name)
-    fence = stream.submit(limits.launch_commands(context, stream, function)
-                          + [C.launch(alloc.base)])
+    fence = stream.submit(limits.launch_commands(context, stream, function) + [C.launch(alloc.base)])
     sites = context.launch_sites
     if len(sites) >= LAUNCH_SITES:
         sites.pop(next(iter(sites)), None)

@@ -177,6 +177,7 @@ class Plan:
         self.by_name = {p.name: p for p in self.params}
         self.usage = f"{self.name}({', '.join(p.name for p in self.params)})"
         self.checks = tuple(p.kind.check for p in self.params)
+        self.fast = _unrolled(self.checks) if self.checks and len(self.positional) == len(self.params) else None
 
     def bind(self, args: tuple, kwargs: dict) -> list:
         """The checked argument values, in parameter order (keyword-only
@@ -218,6 +219,14 @@ class Plan:
         return values
 
     def call(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        if not kwargs and self.fast is not None and len(args) == len(self.checks):
+            out = self.fast(fn, args)       # every argument by position (each launch)
+            if out is not REBIND:
+                return out
+        return self.call_bound(fn, args, kwargs)
+
+    def call_bound(self, fn: Callable, args: tuple, kwargs: dict) -> Any:
+        """call, through bind (the path whose refusals name the argument)."""
         values = self.bind(args, kwargs)
         n = len(self.positional)
         if n == len(self.params):
@@ -225,4 +234,28 @@ class Plan:
         return fn(*values[:n], **{p.name: v for p, v in zip(self.params[n:], values[n:])})
 
 
-__all__ = ["Plan", "Kind", "kind_of", "show", "Bad"]
+REBIND = object()      # an unrolled check refused a value: bind again for the exact message
+
+
+def _unrolled(checks: tuple) -> Callable:
+    """fast(fn, args): fn called with each positional argument checked by
+    its kind, unrolled for this arity (generated once per function, as
+    dataclasses generates __init__), or REBIND when a check refused one,
+    before fn ran: Plan.bind then binds again and names the argument. An
+    exception out of fn itself propagates as it is."""
+    names = [f"a{i}" for i in range(len(checks))]
+    joined = ", ".join(names)
+    src = (f"def fast(fn, args):\n"
+           f"    {joined}, = args\n"
+           f"    try:\n"
+           + "".join(f"        {a} = c{i}({a})\n" for i, a in enumerate(names))
+           + "    except Exception:\n"
+           "        return REBIND\n"
+           f"    return fn({joined})\n")
+    namespace = {f"c{i}": c for i, c in enumerate(checks)}
+    namespace["REBIND"] = REBIND
+    exec(src, namespace)    # noqa: S102 (text built above from names only)
+    return namespace["fast"]
+
+
+__all__ = ["Plan", "REBIND", "Kind", "kind_of", "show", "Bad"]

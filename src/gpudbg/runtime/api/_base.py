@@ -32,7 +32,7 @@ from gpudbg.sim.kernel_watch import LaunchSettingError
 from gpudbg.sim.native.engine import EngineError as NativeEngineError
 from gpudbg.sim.native.parallel import ThreadsError
 from gpudbg.sim.schedule import ScheduleError
-from gpudbg.runtime.api._args import Plan, show
+from gpudbg.runtime.api._args import REBIND, Plan, show
 from gpudbg.runtime.errors import McError, from_engine, mcError_t
 
 
@@ -129,12 +129,16 @@ def _api(outputs: int) -> Callable:
         plan = Plan(fn)
         name = fn.__name__
         failed = (None,) * outputs
+        fast, arity = plan.fast, len(plan.checks)
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> tuple:
             outer = begin_call(name)
             try:
-                out = plan.call(fn, args, kwargs)
+                # plan.call, its every-argument-by-position path without the call's frame
+                out = fast(fn, args) if fast is not None and not kwargs and len(args) == arity else REBIND
+                if out is REBIND:
+                    out = plan.call_bound(fn, args, kwargs)
                 if outputs == 0:
                     return (_S,)
                 if outputs == 1:
