@@ -36,7 +36,7 @@ def _struct_bytes(kernel: str, index: int, param: Any, raw: bytes, what: str) ->
 
 
 def convert(kernel: str, index: int, value: Any, param: Any = None) -> Any:
-    """The value mcModuleLaunchKernel receives for one Python argument."""
+    """The value mcLaunchKernel receives for one Python argument."""
     from gpudbg.api.interop import asarray, is_device_producer
     from gpudbg.api.memory import DeviceArray
 

@@ -41,7 +41,7 @@ def dim3(name: str, value: Any) -> tuple[int, int, int]:
 
 
 def kernel_argument(kernel: str, index: int, value: Any) -> Any:
-    """The value mcModuleLaunchKernel receives for one Python argument
+    """The value mcLaunchKernel receives for one Python argument
     (without the kernel's parameter sizes; see arguments.py)."""
     return arguments.convert(kernel, index, value)
 
@@ -72,12 +72,10 @@ class Kernel:
         params = arguments.convert_all(self.name, self.handle, args)
         device = self.module.device
         if current_ordinal() == device:    # the common case, without on_device's context manager
-            call(mc.mcModuleLaunchKernel, self.handle, *g, *b, int(shared_mem),
-                 _stream_handle(stream), params, None)
+            call(mc.mcLaunchKernel, self.handle, g, b, params, int(shared_mem), _stream_handle(stream))
         else:
             with on_device(device):
-                call(mc.mcModuleLaunchKernel, self.handle, *g, *b, int(shared_mem),
-                     _stream_handle(stream), params, None)
+                call(mc.mcLaunchKernel, self.handle, g, b, params, int(shared_mem), _stream_handle(stream))
         for a in args:
             if isinstance(a, DeviceArray):
                 a._last_stream = stream     # its producer stream, for __cuda_array_interface__

@@ -23,6 +23,7 @@ elsewhere, nor waits with an explicit timeout.
 from __future__ import annotations
 
 import math
+import operator
 import os
 import threading
 import time
@@ -73,10 +74,14 @@ def _channels(entries: Entries) -> list[Any]:
     return out
 
 
-def _progress(channels: list[Any]) -> tuple:
-    gpus = {id(ch.gpu): ch.gpu for ch in channels}
-    return tuple(g.frontend.progress_token() for g in gpus.values()) + \
-        tuple(ch.semaphore.completed for ch in channels)
+_TOKEN = operator.methodcaller("progress_token")
+_COMPLETED = operator.attrgetter("completed")
+
+
+def _progress(frontends: tuple, semaphores: tuple) -> tuple:
+    """What changes when the waited work moves (taken at every wake-up of a
+    wait: the GPUs' front ends and the channels' semaphores, found once per wait)."""
+    return tuple(map(_TOKEN, frontends)) + tuple(map(_COMPLETED, semaphores))
 
 
 def wait(cv: threading.Condition, entries: Entries, reached: Callable[[], bool]) -> None:
@@ -90,14 +95,16 @@ def wait(cv: threading.Condition, entries: Entries, reached: Callable[[], bool])
         if limit is None or not channels:
             cv.wait_for(reached)
             return
-        token, since = _progress(channels), time.monotonic()
+        frontends = tuple({id(ch.gpu): ch.gpu.frontend for ch in channels}.values())
+        semaphores = tuple(ch.semaphore for ch in channels)
+        token, since = _progress(frontends, semaphores), time.monotonic()
         while True:
             remaining = since + limit - time.monotonic()
             if remaining > 0:
                 cv.wait(remaining)      # woken by every GPU state change, or at the deadline
             if reached():
                 return
-            now, current = time.monotonic(), _progress(channels)
+            now, current = time.monotonic(), _progress(frontends, semaphores)
             if current != token:
                 token, since = current, now
             elif now - since >= limit and not declare_hang(entries, now - since):

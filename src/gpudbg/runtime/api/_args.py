@@ -177,7 +177,7 @@ class Plan:
         self.by_name = {p.name: p for p in self.params}
         self.usage = f"{self.name}({', '.join(p.name for p in self.params)})"
         self.checks = tuple(p.kind.check for p in self.params)
-        self.fast = _unrolled(self.checks) if self.checks and len(self.positional) == len(self.params) else None
+        self.fast = _unrolled(self.checks) if len(self.positional) == len(self.params) else None
 
     def bind(self, args: tuple, kwargs: dict) -> list:
         """The checked argument values, in parameter order (keyword-only
@@ -245,6 +245,8 @@ def _unrolled(checks: tuple) -> Callable:
     exception out of fn itself propagates as it is."""
     names = [f"a{i}" for i in range(len(checks))]
     joined = ", ".join(names)
+    if not names:
+        return lambda fn, args: fn()    # the caller checked there are no arguments
     src = (f"def fast(fn, args):\n"
            f"    {joined}, = args\n"
            f"    try:\n"

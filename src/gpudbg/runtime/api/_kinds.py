@@ -296,6 +296,8 @@ class SequenceKind(Kind):
 
 
 _PARAM_SCALARS = (int, float, bytes, bytearray, memoryview, np.generic)
+_PLAIN_PARAMS = {int, float}
+_INTS = {int}
 
 
 class KernelParamsKind(SequenceKind):
@@ -309,6 +311,8 @@ class KernelParamsKind(SequenceKind):
 
     def check(self, value: Any) -> Any:
         items = super().check(value)
+        if items and set(map(type, items)) <= _PLAIN_PARAMS:
+            return items            # plain ints and floats (most launches): nothing to refuse
         for i, item in enumerate(items or ()):
             if isinstance(item, bool) or not isinstance(item, _PARAM_SCALARS) or \
                     (isinstance(item, memoryview) and "O" in item.format):
@@ -329,6 +333,9 @@ class Dim3Kind(Kind):
     def check(self, value: Any) -> tuple[int, int, int]:
         if value.__class__ is int and 0 <= value < 1 << 32:
             return (value, 1, 1)    # a plain int in range: the common launch
+        if value.__class__ is tuple and len(value) == 3 and set(map(type, value)) == _INTS \
+                and min(value) >= 0 and max(value) < 1 << 32:
+            return value            # a plain (x, y, z) of ints in range: the Pythonic layer's launch
         if _is_int(value):
             dims = [value]
         elif isinstance(value, (str, bytes, bytearray)) or not isinstance(value, (Sequence, np.ndarray)) \
