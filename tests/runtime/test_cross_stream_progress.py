@@ -299,3 +299,19 @@ def test_a_device_reset_stops_a_spinning_kernel_at_once(dev):
     assert mc.mcDeviceReset() == (S,)
     assert time.monotonic() - t0 < 10          # GPUDBG_HANG_TIMEOUT is 20 here
     assert get_engine().current_device().gpu.sm_pool.wait_idle(5)
+
+
+def test_under_the_differential_mode_a_spinning_kernel_gives_way_to_held_back_work(dev, monkeypatch):
+    # a compared launch holds the front end; the producer waits behind the
+    # hold, so the consumer gives way (HeldBack) and runs once, uncompared
+    from gpudbg.sim.native import differential
+    monkeypatch.setenv(differential.ENV_DIFFERENTIAL, "1")
+    monkeypatch.setattr(differential, "HOLD_PATIENCE_S", 0.2)
+    before = dict(differential.stats)
+    k, a, b = dev
+    flag, out, where = _start_consumer(k, a)
+    assert mc.mcLaunchKernel(k["producer"], 1, 1, [flag, 7, where], 0, b) == (S,)
+    _finished(a, out, 7)
+    assert mc.mcStreamSynchronize(b) == (S,)
+    counted = {s: n - before.get(s, 0) for s, n in differential.stats.items() if n != before.get(s, 0)}
+    assert [s for s in counted if "waited behind the hold" in s], counted

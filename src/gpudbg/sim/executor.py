@@ -266,6 +266,8 @@ class _JobWatch(KernelWatch):
         reason = self.job.abort
         if reason is not None:
             raise LaunchAborted(f"kernel {X.function.name} was stopped: {reason}")
+        if X.gpu.differential_hold:     # a compared launch (GPUDBG_DIFFERENTIAL) may wait for held-back work
+            native_differential.check_held(X, self.started)
         KernelWatch.check(self, X)
 
 

@@ -348,6 +348,23 @@ class Frontend:
             return not self._acquired(channel, cmd)
         return cmd.opcode is C.Opcode.WAIT_VALUE and not self._value_ready(cmd)
 
+    def held_back(self) -> bool:
+        """Whether a channel that no engine runs has a head command that
+        could start now but for the differential hold (caller holds cv):
+        work a compared launch may be waiting for."""
+        executing = self.executing
+        for ch in self.channels:
+            ring = ch.ring
+            if ring.empty() or ch in executing or ch.group in self._killing or ch.semaphore.error is not None:
+                continue
+            try:
+                cmd = ring.decode_at(ring.get)
+            except C.CommandDecodeError:
+                continue
+            if not self.waiting(ch, cmd):
+                return True
+        return False
+
     def blocked_heads(self) -> list[tuple[Any, int, C.Command]] | None:
         """For hang detection (caller holds cv): (channel, rptr, head) of every
         channel whose head waits, or None when the GPU can make progress (any

@@ -28,10 +28,13 @@ Ctrl-C or the instruction budget (where the budget stops a kernel depends
 on the engine's step size), and a later run stopped by the hang timeout.
 While a differential launch runs, other launches wait for it and its
 GPU's front end starts no command (a copy, memset or value write between
-the runs would read as a difference), so a kernel that waits for another
-stream's work hangs (reported by the hang timeout) under this mode; host
-code writing managed or pinned memory while a kernel runs is not held
-back.
+the runs would read as a difference). A kernel may wait for another
+stream's work (a flag a copy or another kernel sets): when a run has gone
+on for HOLD_PATIENCE_S while a command that could start waits behind the
+hold (the job watch asks, check_held), the run stops (HeldBack), the
+launch's state is put back and it runs once, uncompared, with the front
+end free, counted as skipped. Host code writing managed or pinned memory
+while a kernel runs is not held back.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ import os
 import re
 import sys
 import threading
+import time
 from collections import Counter
 
 from gpudbg.sim.faults import HangKind, KernelFault
@@ -50,6 +54,7 @@ from gpudbg.sim.native.differential_state import (DifferentialMismatch, GpuImage
 ENV_DIFFERENTIAL = "GPUDBG_DIFFERENTIAL"
 ENV_LOG = "GPUDBG_DIFFERENTIAL_LOG"
 MAX_INSTRUCTIONS = 20000      # larger programs take LLVM minutes to compile: not compared
+HOLD_PATIENCE_S = 2.0         # a compared run this long with held-back work waiting gives way (HeldBack)
 _ON = {"1": "plain", "on": "plain", "yes": "plain", "true": "plain", "plain": "plain", "full": "full",
        "debugger": "debugger"}
 # the runs of each mode, compared with the first
@@ -61,6 +66,27 @@ _tls = threading.local()
 _cv = threading.Condition()
 _running = 0                  # launches running now, outside any differential one
 _exclusive = False            # a differential launch is running
+
+
+class HeldBack(Exception):
+    """A compared run went on while a command the hold keeps from
+    starting waited: the kernel may be waiting for it."""
+
+
+def check_held(X, started: float) -> None:
+    """The job watch's check while the GPU is held (every CHECK_STEPS
+    steps of a wave): raise HeldBack once the launch has run
+    HOLD_PATIENCE_S (since `started`) and the front end has a command that
+    could start now but for the hold."""
+    elapsed = time.monotonic() - started
+    if elapsed < HOLD_PATIENCE_S:
+        return
+    gpu = X.gpu
+    with gpu.cv:
+        waiting = gpu.frontend.held_back()
+    if waiting:
+        raise HeldBack(f"the kernel ran {elapsed:.1f} s while another stream's command waited behind the "
+                       f"hold (it may wait for that work)")
 
 
 def mode() -> str | None:
@@ -195,7 +221,19 @@ def launch(launch_grid, gpu, function, grid, block, shared_bytes: int, params: b
         if reason is not None:
             _count(function, f"skipped: {reason}")
             return _inside(launch_grid, gpu, function, args)
-        return _differential(launch_grid, gpu, function, args)
+        try:
+            return _differential(launch_grid, gpu, function, args)
+        except HeldBack as e:
+            # its state is back as it was: run it once as an ordinary
+            # launch, beside the front end's other work and other launches
+            _release(gpu)
+            held = False
+            with _cv:
+                _exclusive = exclusive = False
+                _running += 1
+                _cv.notify_all()
+            _count(function, f"skipped: {e}")
+            return _inside(launch_grid, gpu, function, args)
     finally:
         if held:
             _release(gpu)
@@ -306,6 +344,11 @@ def _differential(launch_grid, gpu, function, args):
             range(len(program.reg_dtypes))) - unstored_registers(program))
         result = _run(launch_grid, gpu, function, args, rec)
         rec.memory = image.changed(gpu.memory)
+        if isinstance(rec.error, HeldBack):
+            image.restore(rec.memory)
+            resources.restore()
+            state.restore()
+            raise rec.error
         if ref is None:
             ref = rec
             if _timed_out(rec.error):
