@@ -85,7 +85,7 @@ class Channel:
         try:
             if self.closed:
                 raise ChannelClosedError(f"channel {self.name} is closed")
-            encoded = [C.encode(cmd) for cmd in commands]
+            encoded = list(map(C.encode, commands))
             if not self._any_fits:     # a ring too small for some command: find the first that cannot
                 limit = self.ring.size - 1
                 for n in [len(words) for words in encoded] + [_RELEASE_WORDS]:

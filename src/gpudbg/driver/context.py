@@ -124,6 +124,8 @@ class Context:
     def stream(self, handle: Any) -> Stream:
         """Resolve a user stream handle (None/0, mcStreamLegacy,
         mcStreamPerThread or a Stream)."""
+        if handle is None and not self.engine.per_thread_default_stream:
+            return self.legacy      # the default stream of a legacy-mode program: most launches
         if handle is None or (isinstance(handle, int) and not isinstance(handle, bool) and handle == 0):
             # Seed 002 §1.1.1: 0 is the default stream of the program's mode.
             handle = STREAM_PER_THREAD if self.engine.per_thread_default_stream else STREAM_LEGACY

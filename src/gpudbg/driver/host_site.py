@@ -50,8 +50,13 @@ def capture(limit: int = 8, skip: int = 1) -> tuple:
     users = _USER_FILE
     verdict = users.get
     want = limit if 0 < limit <= 64 else 64
-    while f:        # library frames (most of them) cost one lookup each
+    while f:
         user = verdict(f.f_code.co_filename)
+        while user is False:      # the library's frames (most of them), at one lookup each
+            f = f.f_back
+            if f is None:
+                return tuple(frames)
+            user = verdict(f.f_code.co_filename)
         if user is None:
             path = f.f_code.co_filename
             user = users[path] = not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS)

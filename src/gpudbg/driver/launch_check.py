@@ -61,24 +61,28 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
                                                       tuple[int, int, int]]:
     """(grid, block, cluster) of a launch that may be enqueued, (0, 0, 0)
     for no cluster; the validation's EngineError otherwise."""
-    # plain: two 3-tuples of ints (bools, numpy ints or floats equal to ints would find the
-    # remembered shape of the ints they equal), an int of shared bytes, no cluster or a plain one
-    plain = grid.__class__ is tuple and block.__class__ is tuple and len(grid) == 3 == len(block) \
-        and shared_bytes.__class__ is int and set(map(type, grid + block)) == _INTS \
-        and (cluster is None or _plain(cluster))
-    if plain:
+    if grid.__class__ is tuple and block.__class__ is tuple:
         key = (grid, block, shared_bytes, cluster)
-        p = function.launch_shapes.get(key)
-        if p is not None and p.stamp == _stamp(context, function):
+        try:
+            p = function.launch_shapes.get(key)
+        except Exception:       # an unhashable value inside (a list, an array): never remembered
+            p = None
+        # a remembered shape, found by equal values: these must also be plain ints (bools,
+        # numpy ints or floats equal to the ints go through the full validation)
+        if p is not None and shared_bytes.__class__ is int and set(map(type, grid + block)) == _INTS \
+                and (cluster is None or _plain(cluster)) and p.stamp == _stamp(context, function):
             if p.local_reserve > sim_launch_limits.free_device_bytes(context.gpu):
                 from gpudbg.driver import module as _module
                 _module.validate_launch(context, function, grid, block, shared_bytes)   # says why
             return p.dims[0], p.dims[1], p.cluster
+    plain = _plain(grid) and _plain(block) and shared_bytes.__class__ is int and \
+        (cluster is None or _plain(cluster))
     from gpudbg.driver import module as _module    # (it imports this module)
     stamp = _stamp(context, function)
     g, b = _module.validate_launch(context, function, grid, block, shared_bytes)
     c = _module.launch_cluster(context, function, g, b, shared_bytes, cluster) or (0, 0, 0)
     if plain:
+        key = (grid, block, shared_bytes, cluster)
         p = _Passed()
         p.stamp, p.dims, p.cluster = stamp, (g, b), c
         p.local_reserve = sim_launch_limits.local_reserve_bytes(

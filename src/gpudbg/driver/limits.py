@@ -214,7 +214,10 @@ def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
     SET_LAUNCH_LIMITS when the channel's programmed limits are stale
     (after check_launch_settings)."""
     check_launch_settings()
-    uses = _kernel_uses(function.kernel)
+    uses = function.limit_uses
+    if uses is None or function.limit_uses_of is not function.kernel:
+        uses = function.limit_uses = _kernel_uses(function.kernel)
+        function.limit_uses_of = function.kernel
     if uses:
         ctx.limits_used.update(uses)
     lim = _table(ctx)

@@ -73,6 +73,8 @@ def pack_value(kernel: str, index: int, param: Any, value: Any) -> bytes:
 def pack_params(function: Any, args: Sequence[Any]) -> bytes:
     """The parameter buffer for `function` called with `args`."""
     params = function.params
+    if not params and (args is None or args.__class__ in (list, tuple) and not args):
+        return b""      # a kernel without parameters, called without arguments
     if args is None:
         args = ()
     if isinstance(args, (str, bytes, bytearray)) or not hasattr(args, "__len__"):

@@ -152,8 +152,11 @@ class Stream:
                     p.unpin()
                 raise
         deps, dep_pins = self._dependencies()
+        return self._push(deps + commands, dep_pins + pins)
+
+    def _push(self, commands: list[C.Command], pins: list[TrackingSemaphore]) -> tuple[int, Any]:
         try:
-            return self.channel.reserve(deps + commands, dep_pins + pins)
+            return self.channel.reserve(commands, pins)
         except ChannelClosedError:
             raise EngineError(CUresult.CUDA_ERROR_INVALID_HANDLE, f"{self!r} was destroyed") from None
 
@@ -172,8 +175,11 @@ class Stream:
                 capture.record_commands(self, cmds)
                 return self.channel.issued
             self._check_usable()
-            capture.check_implicit(self, cmds)
-            value, write = self._reserve(cmds, [], True)
+            if self.kind is _LEGACY and self.context.only_legacy():
+                value, write = self._push(cmds, ())    # alone: no capture to break, nothing to order after
+            else:
+                capture.check_implicit(self, cmds)
+                value, write = self._reserve(cmds, [], True)
             error: BaseException | None = None
             if on_fence is not None:
                 try:

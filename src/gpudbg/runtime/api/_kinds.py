@@ -310,9 +310,12 @@ class KernelParamsKind(SequenceKind):
                          optional, MAX_PARAMS)
 
     def check(self, value: Any) -> Any:
-        items = super().check(value)
-        if items and set(map(type, items)) <= _PLAIN_PARAMS:
-            return items            # plain ints and floats (most launches): nothing to refuse
+        if (value.__class__ is list or value.__class__ is tuple) and len(value) <= MAX_PARAMS:
+            items = list(value)     # SequenceKind.check's plain-sequence path, without the call
+        else:
+            items = super().check(value)
+        if not items or set(map(type, items)) <= _PLAIN_PARAMS:
+            return items            # none, or plain ints and floats (most launches): nothing to refuse
         for i, item in enumerate(items or ()):
             if isinstance(item, bool) or not isinstance(item, _PARAM_SCALARS) or \
                     (isinstance(item, memoryview) and "O" in item.format):
