@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Iterator
 
-from gpudbg.api.errors import GPUError, call
+from gpudbg.api.errors import GPUError, call, error_for
 from gpudbg.runtime import mc
 from gpudbg.runtime.errors import mcError_t
 from gpudbg.runtime.types import mcDeviceAttribute_t, mcDeviceProp
@@ -34,7 +34,10 @@ def generation(ordinal: int) -> _Generation:
     if _state["engine"] is not engine:
         _state["engine"] = engine
         _state["tokens"] = {}
-    return _state["tokens"].setdefault(ordinal, _Generation())
+    token = _state["tokens"].get(ordinal)
+    if token is None:       # (not setdefault: that would make a token on every call)
+        token = _state["tokens"].setdefault(ordinal, _Generation())
+    return token
 
 
 def _new_generation(ordinal: int) -> None:
@@ -43,7 +46,10 @@ def _new_generation(ordinal: int) -> None:
 
 
 def current_ordinal() -> int:
-    return call(mc.mcGetDevice)
+    err, ordinal = mc.mcGetDevice()     # call(mc.mcGetDevice), without its generic unpacking
+    if err:
+        raise error_for(mcError_t(err), "mcGetDevice")
+    return ordinal
 
 
 @contextlib.contextmanager

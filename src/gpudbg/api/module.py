@@ -16,7 +16,7 @@ import numpy as np
 
 from gpudbg.api import arguments
 from gpudbg.api.device import Stream, current_ordinal, generation, on_device, stream_handle
-from gpudbg.api.errors import GPUError, call
+from gpudbg.api.errors import GPUError, call, error_for
 from gpudbg.api.memory import DeviceArray
 from gpudbg.runtime import mc
 from gpudbg.runtime.errors import mcError_t
@@ -69,10 +69,12 @@ class Kernel:
             raise TypeError(f"shared_mem must be an int number of bytes, not {shared_mem!r}")
         if args.__class__ is not tuple and (isinstance(args, (str, bytes)) or not isinstance(args, Sequence)):
             raise TypeError(f"args must be a sequence of kernel arguments, not {type(args).__name__}")
-        params = arguments.convert_all(self.name, self.handle, args)
+        params = arguments.convert_all(self.name, self.handle, args) if args else []
         device = self.module.device
         if current_ordinal() == device:    # the common case, without on_device's context manager
-            call(mc.mcLaunchKernel, self.handle, g, b, params, int(shared_mem), _stream_handle(stream))
+            err = mc.mcLaunchKernel(self.handle, g, b, params, int(shared_mem), _stream_handle(stream))[0]
+            if err:                        # call(mc.mcLaunchKernel, ...), without its generic unpacking
+                raise error_for(mcError_t(err), "mcLaunchKernel")
         else:
             with on_device(device):
                 call(mc.mcLaunchKernel, self.handle, g, b, params, int(shared_mem), _stream_handle(stream))
