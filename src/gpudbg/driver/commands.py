@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import struct
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 WORD_MASK = 0xFFFF_FFFF
 U64_MASK = 0xFFFF_FFFF_FFFF_FFFF
@@ -191,15 +191,23 @@ def _pack_fields(fmt: Sequence[tuple[str, FieldType]], values: Mapping[str, int]
 
 def encode(command: Command) -> list[int]:
     """The words of one command, header first."""
-    op = command.opcode
-    fields = command.fields
-    words = [_HEADER[op]]
-    for name, wide in _WIDE[op]:
-        v = fields[name]
-        words.append(v & WORD_MASK)
+    return _ENCODERS[command.opcode](command.fields)
+
+
+def _encoder(op: Opcode) -> Callable[[Mapping[str, int]], list[int]]:
+    """The encoder of one opcode's fields, its FORMATS entry unrolled into one
+    list expression (generated once, as dataclasses generates __init__): a
+    launch encodes a command per push, and walking the format each time cost
+    more than the words. Each value is masked to its words, U64 low word first."""
+    words = [str(_HEADER[op])]
+    for i, (name, wide) in enumerate(_WIDE[op]):
+        words.append(f"f{i} & {WORD_MASK}")
         if wide:
-            words.append((v >> 32) & WORD_MASK)
-    return words
+            words.append(f"(f{i} >> 32) & {WORD_MASK}")
+    reads = "".join(f"    f{i} = fields[{name!r}]\n" for i, (name, _w) in enumerate(_WIDE[op]))
+    namespace: dict[str, Any] = {}
+    exec(f"def encode(fields):\n{reads}    return [{', '.join(words)}]\n", namespace)   # noqa: S102 (from FORMATS)
+    return namespace["encode"]
 
 
 def encode_all(commands: Sequence[Command]) -> list[int]:
@@ -316,6 +324,7 @@ _HEADER = {op: (int(op) << 24) | _PAYLOAD[op] for op in FORMATS}
 _BY_VALUE = {int(op): op for op in Opcode}
 _SIZE_WORDS = {op: 1 + n for op, n in _PAYLOAD.items()}
 _CONSTRAINED = frozenset(op for op, _ in CONSTRAINTS)
+_ENCODERS = {op: _encoder(op) for op in FORMATS}
 
 
 def _struct_of(fmt) -> struct.Struct:

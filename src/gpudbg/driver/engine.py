@@ -259,6 +259,9 @@ _engine_lock = threading.Lock()
 
 def get_engine() -> Engine:
     global _engine
+    engine = _engine
+    if engine is not None:     # made already (every call but the first): one read, no lock
+        return engine
     with _engine_lock:
         if _engine is None:
             _engine = Engine()

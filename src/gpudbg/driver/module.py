@@ -53,6 +53,7 @@ class Function:
         self.module = module
         self.kernel = kernel
         self.name: str = kernel.name
+        self.launch_label = f"launch {kernel.name}"     # what its launch blocks are called in reports
         # what mcFuncSetAttribute set (driver/launch_config.py FunctionConfig; None: nothing yet) and
         # the launch shapes that passed validation (driver/launch_check.py): kept on the handle, so
         # that a launch finds them without a weak-dictionary lookup each
@@ -599,7 +600,7 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
     buffers = context.launch_buffers or launch_buffers.for_context(context)
     n = len(params)
     try:
-        alloc = buffers.take(C.DESCRIPTOR_BYTES + n, f"launch {function.name}")
+        alloc = buffers.take(C.DESCRIPTOR_BYTES + n, function.launch_label)
     except OutOfMemory as e:
         raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()

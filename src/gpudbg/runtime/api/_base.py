@@ -133,7 +133,9 @@ def _api(outputs: int) -> Callable:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> tuple:
-            outer = begin_call(name)
+            outer = getattr(_tls, "call", None) is None      # begin_call(name), inline
+            if outer:
+                _tls.call = name
             try:
                 # plan.call, its every-argument-by-position path without the call's frame
                 out = fast(fn, args) if fast is not None and not kwargs and len(args) == arity else REBIND
@@ -153,7 +155,7 @@ def _api(outputs: int) -> Callable:
                 return (e.code,) + failed
             finally:
                 if outer:
-                    end_call()
+                    _tls.call = None                         # end_call()
         wrapper._outputs = outputs  # type: ignore[attr-defined]
         wrapper._plan = plan  # type: ignore[attr-defined]
         return wrapper
