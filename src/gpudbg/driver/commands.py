@@ -304,6 +304,16 @@ def pack_descriptor(*ordered: int) -> bytes:
         return encode_descriptor(**dict(zip(_DESCRIPTOR_NAMES, ordered)))
 
 
+def pack_descriptor_into(buffer: Any, *ordered: int) -> None:
+    """pack_descriptor written straight into `buffer` (a launch block's
+    bytes) from offset 0, without making the bytes first."""
+    try:
+        _DESCRIPTOR_STRUCT.pack_into(buffer, 0, *ordered)
+    except struct.error:
+        pack_descriptor(*ordered)      # raises the error naming the field
+        raise
+
+
 def decode_descriptor(data: bytes) -> dict[str, int]:
     if len(data) < DESCRIPTOR_BYTES:
         raise ValueError(f"launch descriptor needs {DESCRIPTOR_BYTES} bytes, got {len(data)}")

@@ -8,10 +8,13 @@ was the same forty-odd checks each time, with the same outcome.
 
 The one idea: the outcome is a pure function of the shape (grid, block,
 dynamic shared bytes, cluster, all plain ints) and of a few values that
-can change between launches: the device model, the kernel's attributes,
-its mcFuncSetAttribute dynamic shared limit and the context's stack size
-limit. A shape that passed is remembered with those values, and used again
-only while they are equal; the one check that also depends on the state of
+can change between launches: the device model, the kernel (whose footprint,
+registers, static shared and local memory and thread limit, is fixed before
+its handle exists: the module's JIT options are applied while it loads, so
+the kernel object stands for it), its mcFuncSetAttribute dynamic shared
+limit and the context's stack size limit. A shape that passed is remembered
+on the function's handle with those values, and used again only while they
+are equal; the one check that also depends on the state of
 the device, whether the local memory of every resident thread still fits
 in the free device memory, is redone on every launch (a subtraction and a
 comparison with the bytes remembered).
@@ -26,7 +29,6 @@ from __future__ import annotations
 import threading
 from typing import Any, Sequence
 
-from gpudbg.driver import launch_config
 from gpudbg.sim import launch_limits as sim_launch_limits
 
 SHAPES_KEPT = 64     # shapes remembered per function (Function.launch_shapes; oldest forgotten first)
@@ -47,13 +49,10 @@ def _plain(dims: Any) -> bool:
 
 
 def _stamp(context: Any, function: Any) -> tuple:
-    m = context.device.model
-    k = function.kernel
-    c = function.launch_config       # launch_config.max_dynamic_shared, inline
-    dyn = c.max_dynamic_shared if c is not None and c.max_dynamic_shared is not None else \
-        launch_config.max_dynamic_shared(function, m)
-    return (m, k, k.num_regs, k.static_shared, k.max_threads_per_block, getattr(k, "local_size", 0), dyn,
-            int(context.limits.get("stack_size", 0) or 0))
+    """What a remembered outcome depends on besides the shape (see above)."""
+    c = function.launch_config
+    return (context.device.model, function.kernel, None if c is None else c.max_dynamic_shared,
+            context.limits.get("stack_size", 0))
 
 
 def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[int], shared_bytes: int,
@@ -86,7 +85,7 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
         p = _Passed()
         p.stamp, p.dims, p.cluster = stamp, (g, b), c
         p.local_reserve = sim_launch_limits.local_reserve_bytes(
-            stamp[0], sim_launch_limits.thread_local_bytes(function.kernel, stamp[7]))
+            stamp[0], sim_launch_limits.thread_local_bytes(function.kernel, int(stamp[3] or 0)))
         with _lock:
             shapes = function.launch_shapes
             if len(shapes) >= SHAPES_KEPT and key not in shapes:
