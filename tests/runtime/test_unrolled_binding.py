@@ -1,20 +1,22 @@
 """runtime/api/_args.py: the unrolled every-argument-by-position binder
-(Plan.fast, what each launch goes through) accepts exactly what Plan.bind
-accepts, with the same normalized values; a refusal falls back to bind for
+(Plan.fast, what each launch goes through, with the kinds' common cases
+written inline: Kind.inline) accepts exactly what Plan.bind accepts, with
+the same normalized values; a refusal falls back to bind for
 the message naming the argument, and the body runs once, never again after
 it raised."""
 from hypothesis import given, settings, strategies as st
 
 from gpudbg.runtime import mc
-from gpudbg.runtime.api._args import REBIND, Dim3, KernelParams, Plan, Size, mcStream_t
+from gpudbg.runtime.api._args import REBIND, Count, Dim3, KernelParams, Plan, Size, mcFunction_t, mcStream_t
 from gpudbg.runtime.api._base import _api, last_message
 from gpudbg.runtime.errors import McError
 
 E = mc.mcError_t
 
 
-def _target(grid: Dim3, args: KernelParams, shared: Size, stream: mcStream_t) -> tuple:
-    return grid, args, shared, stream
+def _target(grid: Dim3, args: KernelParams, shared: Size, stream: mcStream_t, f: mcFunction_t,
+            n: Count) -> tuple:
+    return grid, args, shared, stream, f, n
 
 
 PLAN = Plan(_target)
@@ -25,7 +27,7 @@ values = st.one_of(st.integers(-3, 2**33), st.none(), st.booleans(), st.floats(a
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.tuples(values, values, values, values))
+@given(st.tuples(values, values, values, values, values, values))
 def test_the_unrolled_binder_agrees_with_bind(args):
     fast = PLAN.fast(lambda *v: v, args)
     try:

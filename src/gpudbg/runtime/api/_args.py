@@ -237,6 +237,11 @@ class Plan:
 REBIND = object()      # an unrolled check refused a value: bind again for the exact message
 
 
+def _kind_of_check(check: Callable) -> Kind:
+    kind = getattr(check, "__self__", None)
+    return kind if isinstance(kind, Kind) else Kind()     # a plain function: called, never inlined
+
+
 def _unrolled(checks: tuple) -> Callable:
     """fast(fn, args): fn called with each positional argument checked by
     its kind, unrolled for this arity (generated once per function, as
@@ -247,15 +252,17 @@ def _unrolled(checks: tuple) -> Callable:
     joined = ", ".join(names)
     if not names:
         return lambda fn, args: fn()    # the caller checked there are no arguments
+    namespace: dict[str, Any] = {f"c{i}": c for i, c in enumerate(checks)}
+    namespace["REBIND"] = REBIND
+    # each kind writes its common case inline (Kind.inline), the call otherwise
+    lines = [_kind_of_check(c).inline(a, f"c{i}", namespace) for i, (a, c) in enumerate(zip(names, checks))]
     src = (f"def fast(fn, args):\n"
            f"    {joined}, = args\n"
            f"    try:\n"
-           + "".join(f"        {a} = c{i}({a})\n" for i, a in enumerate(names))
+           + "".join(f"        {a} = {line}\n" for a, line in zip(names, lines))
            + "    except Exception:\n"
            "        return REBIND\n"
            f"    return fn({joined})\n")
-    namespace = {f"c{i}": c for i, c in enumerate(checks)}
-    namespace["REBIND"] = REBIND
     exec(src, namespace)    # noqa: S102 (text built above from names only)
     return namespace["fast"]
 

@@ -68,6 +68,12 @@ class Kind:
     def check(self, value: Any) -> Any:
         return value
 
+    def inline(self, arg: str, check: str, namespace: dict) -> str:
+        """A Python expression for check(arg) that the unrolled binder
+        (_args.py) writes in place of the call: a kind whose common case is
+        one test gives that test inline, falling back to the call."""
+        return f"{check}({arg})"
+
 
 class Opaque(Kind):
     """Passed through untouched (user data handed back to a callback)."""
@@ -85,6 +91,12 @@ class IntKind(Kind):
     def check(self, value: Any) -> Any:
         if value.__class__ is int and self.lo <= value <= self.hi:
             return value       # a plain int in range: what nearly every call passes
+        return self._check_other(value)
+
+    def inline(self, arg: str, check: str, namespace: dict) -> str:
+        return f"{arg} if {arg}.__class__ is int and {self.lo} <= {arg} <= {self.hi} else {check}({arg})"
+
+    def _check_other(self, value: Any) -> Any:
         if value is None and self.optional:
             return None
         if not _is_int(value):
@@ -208,6 +220,16 @@ class HandleKind(Kind):
             return value
         if value is None and self.none:
             return None
+        return self._check_other(value)
+
+    def inline(self, arg: str, check: str, namespace: dict) -> str:
+        namespace[f"{arg}_classes"] = self.classes
+        test = f"isinstance({arg}, {arg}_classes)"
+        if self.none:
+            test = f"{arg} is None or {test}"
+        return f"{arg} if {test} else {check}({arg})"
+
+    def _check_other(self, value: Any) -> Any:
         if value is None and self.null_code is not None:
             raise Bad(self.null_code, self.need)
         if _is_int(value) and int(value) in self.ints:
@@ -332,6 +354,9 @@ class Dim3Kind(Kind):
     outside the device's limits)."""
 
     need: str = "an int or a sequence of 1 to 3 ints"
+
+    def inline(self, arg: str, check: str, namespace: dict) -> str:
+        return f"({arg}, 1, 1) if {arg}.__class__ is int and 0 <= {arg} < {1 << 32} else {check}({arg})"
 
     def check(self, value: Any) -> tuple[int, int, int]:
         if value.__class__ is int and 0 <= value < 1 << 32:
