@@ -63,15 +63,19 @@ class Kernel:
                stream: Stream | int | None = None) -> None:
         """Queue one launch; raises GPUError for a bad configuration or
         arguments, KernelFaultError if an earlier launch already faulted."""
-        self.module._check_live()
-        g, b = dim3("grid", grid), dim3("block", block)
+        module = self.module
+        module._check_live()
+        # plain ints go on as they are (the runtime's Dim3 takes them as (n, 1, 1)); anything
+        # else is checked here, as a TypeError naming the argument
+        g = grid if grid.__class__ is int else dim3("grid", grid)
+        b = block if block.__class__ is int else dim3("block", block)
         if isinstance(shared_mem, bool) or not isinstance(shared_mem, (int, np.integer)):
             raise TypeError(f"shared_mem must be an int number of bytes, not {shared_mem!r}")
         if args.__class__ is not tuple and (isinstance(args, (str, bytes)) or not isinstance(args, Sequence)):
             raise TypeError(f"args must be a sequence of kernel arguments, not {type(args).__name__}")
         params = arguments.convert_all(self.name, self.handle, args) if args else []
-        device = self.module.device
-        if current_ordinal() == device:    # the common case, without on_device's context manager
+        device = module.device
+        if module._sole_device or current_ordinal() == device:   # the common case, without on_device
             err = mc.mcLaunchKernel(self.handle, g, b, params, int(shared_mem), _stream_handle(stream))[0]
             if err:                        # call(mc.mcLaunchKernel, ...), without its generic unpacking
                 raise error_for(mcError_t(err), "mcLaunchKernel")
@@ -123,6 +127,9 @@ class Module:
         self.source = source
         self.device = current_ordinal()
         self._token = generation(self.device)
+        # the engine's only device (its device count is fixed while this module's token is valid):
+        # then the current device is always this one, and a launch need not ask
+        self._sole_device = call(mc.mcGetDeviceCount) == 1
         self.unloaded = False
         self._kernels: dict[str, Kernel] = {}
         from gpudbg.compiler import lowered_names

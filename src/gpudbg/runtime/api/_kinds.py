@@ -356,7 +356,10 @@ class Dim3Kind(Kind):
     need: str = "an int or a sequence of 1 to 3 ints"
 
     def inline(self, arg: str, check: str, namespace: dict) -> str:
-        return f"({arg}, 1, 1) if {arg}.__class__ is int and 0 <= {arg} < {1 << 32} else {check}({arg})"
+        namespace["_INTS"] = _INTS
+        return (f"({arg}, 1, 1) if {arg}.__class__ is int and 0 <= {arg} < {1 << 32} else "
+                f"{arg} if {arg}.__class__ is tuple and len({arg}) == 3 and set(map(type, {arg})) == _INTS "
+                f"and min({arg}) >= 0 and max({arg}) < {1 << 32} else {check}({arg})")
 
     def check(self, value: Any) -> tuple[int, int, int]:
         if value.__class__ is int and 0 <= value < 1 << 32:
