@@ -170,11 +170,11 @@ class SegmentEmitter(SecondPass):
         self._shared_sites: dict[int, tuple] = {}
 
     # ----------------------------------------------------------- environment
-    def load_invariant(self, ptr: L.Value) -> L.Value:
+    def load_invariant(self, ptr: L.Value, align: int | None = None) -> L.Value:
         """A load of memory no segment writes during the call (the
         environment, symbol and allocation tables, layout arrays, kernel
         parameters): marked so LLVM may hoist it out of the thread loop."""
-        v = self.b.load(ptr)
+        v = self.b.load(ptr, align=align)
         md = self._env.get("invariant")
         if md is None:
             md = self._env["invariant"] = self.module.add_metadata([])
@@ -209,8 +209,17 @@ class SegmentEmitter(SecondPass):
         key = (kind, name)
         if key not in self.symbols:
             self.symbols.append(key)
-        table = self.env_pointer(ENV_SYMBOLS, I64)
-        return self.load_invariant(self.b.gep(table, [I64(self.symbols.index(key))], inbounds=True))
+        cached = self._env.get(("symbol", key))
+        if cached is None:
+            # loaded once, in the entry block: the table holds every symbol
+            # the program names, so the load is safe before any check, and
+            # what depends on it alone (a kernel parameter's address and
+            # bounds check) leaves the thread loop
+            table = self.env_pointer(ENV_SYMBOLS, I64)
+            with self.b.goto_block(self.entry):
+                cached = self.load_invariant(self.b.gep(table, [I64(self.symbols.index(key))], inbounds=True))
+            self._env[("symbol", key)] = cached
+        return cached
 
     def site_cache(self, need: int) -> tuple[L.Value, L.Value, L.Value]:
         """Per access site: allocas (lo, hi, delta) of the last allocation

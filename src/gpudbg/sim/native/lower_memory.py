@@ -77,7 +77,10 @@ def ld(em, inst):
     ety = storage_type(dtype)
     p = em.b.inttoptr(ptr, ety.as_pointer())
     align = 1 if space == "param" else dtype.itemsize
-    values = [em.b.load(em.b.gep(p, [I64(i)]) if i else p, align=align) for i in range(count)]
+    # a kernel parameter's bytes do not change during a call: an invariant
+    # load, which LLVM may take out of the thread loop
+    load = em.load_invariant if space == "param" and where.kind != "param" else em.b.load
+    values = [load(em.b.gep(p, [I64(i)]) if i else p, align=align) for i in range(count)]
     for out, v in zip(outs, values):
         em.write(out, v, dtype)
 
