@@ -12,7 +12,7 @@ Measured in one run, with every check on and one host thread:
   (sub-waves, sim/subwaves.py), alternating in one run, target on matmul;
 - compile time: for each anchor kernel and a ~1,200-instruction kernel, in
   fresh processes, the cold compile (cache off: planning, IR emission, LLVM
-  -O2 or for a large module the quick pipeline (sim/native/jit.py), code
+  -O3 or for a large module the quick pipeline (sim/native/jit.py), code
   generation, loading; wall-clock and the process's CPU time, the steadier
   figure on a shared machine, which the target is judged by) and the warm
   load from the on-disk cache (plans and object code: sim/native/plan_store.py);
