@@ -63,3 +63,20 @@ def test_python_frames_is_the_formatted_capture():
     a, b = inner()
     assert a[-1].endswith(" in inner") and a[:-1] == b[:-1]
     assert a[-1].rsplit(":", 1)[0] == b[-1].rsplit(":", 1)[0]     # the same frame, one line apart
+
+
+def test_a_walk_ending_in_library_frames_and_exec_code():
+    """A thread's outermost frames are the standard library's (the walk runs
+    off the stack's end), and exec'd code ("<string>") is not the user's."""
+    import threading
+    got = []
+
+    def body():
+        namespace = {"capture": host_site.capture}
+        exec("def inner():\n    return capture(8, 1)\n", namespace)
+        got.append(namespace["inner"]())
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    assert [code.co_name for code, _line in got[0]] == ["body"]

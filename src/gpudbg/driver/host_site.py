@@ -19,11 +19,12 @@ import sys
 __all__ = ["python_frames", "capture", "formatted"]
 
 _ROOTS: tuple[str, ...] = ()
-# co_filename -> whether it is the user's: a file's verdict never changes
+# The co_filenames seen so far, by verdict: a file's verdict never changes
 # while the process runs (abspath resolves against the cwd of the first
 # sighting, as the code object's own relative name does), and a launch walks
-# the same few files every time
-_USER_FILE: dict[str, bool] = {}
+# the same few files every time; a library frame then costs one set test
+_LIBRARY_FILE: set[str] = set()
+_USER_FILE: set[str] = set()
 
 
 def _library_roots() -> tuple[str, ...]:
@@ -47,23 +48,23 @@ def capture(limit: int = 8, skip: int = 1) -> tuple:
         _ROOTS = _library_roots()
     frames = []
     f = sys._getframe(skip)
-    users = _USER_FILE
-    verdict = users.get
+    library, users = _LIBRARY_FILE, _USER_FILE
     want = limit if 0 < limit <= 64 else 64
-    while f:
-        user = verdict(f.f_code.co_filename)
-        while user is False:      # the library's frames (most of them), at one lookup each
-            f = f.f_back
-            if f is None:
-                return tuple(frames)
-            user = verdict(f.f_code.co_filename)
-        if user is None:
-            path = f.f_code.co_filename
-            user = users[path] = not path.startswith("<") and not os.path.abspath(path).startswith(_ROOTS)
-        if user:
-            frames.append((f.f_code, f.f_lineno))
-            if len(frames) >= want:     # the innermost `limit` are all that is kept
-                break
+    while True:
+        try:
+            while f.f_code.co_filename in library:
+                f = f.f_back
+        except AttributeError:          # f is None: past the outermost frame
+            break
+        path = f.f_code.co_filename
+        if path not in users:           # first sighting of this file
+            if path.startswith("<") or os.path.abspath(path).startswith(_ROOTS):
+                library.add(path)
+                continue
+            users.add(path)
+        frames.append((f.f_code, f.f_lineno))
+        if len(frames) >= want:         # the innermost `limit` are all that is kept
+            break
         f = f.f_back
     return tuple(frames)
 

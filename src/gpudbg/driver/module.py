@@ -605,10 +605,9 @@ def launch(context: Any, function: Any, grid: Sequence[int], block: Sequence[int
         raise EngineError(CUresult.CUDA_ERROR_OUT_OF_MEMORY, str(e)) from None
     grid_id = gpu.next_grid_id()
     data = alloc.data
-    C.pack_descriptor_into(data, k.code_address, g[0], g[1], g[2], b[0], b[1], b[2], shared_bytes,  # DESCRIPTOR_FORMAT
+    C.pack_descriptor_into(data, k.code_address, *g, *b, shared_bytes,  # DESCRIPTOR_FORMAT (3-tuples)
                            alloc.base + C.DESCRIPTOR_BYTES, n, grid_id,
-                           threading.get_native_id() & 0xFFFFFFFF, 1 if cooperative else 0,
-                           cluster[0], cluster[1], cluster[2])
+                           threading.get_native_id() & 0xFFFFFFFF, 1 if cooperative else 0, *cluster)
     if n:
         data[C.DESCRIPTOR_BYTES:C.DESCRIPTOR_BYTES + n] = memoryview(params)
     tap = instrument.active()
