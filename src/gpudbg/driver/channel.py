@@ -60,7 +60,8 @@ class Channel:
         # FORMATS' order), so a push appends two words instead of making and encoding a command
         self._release_head = C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address, value=0))[:3]
         self.pins: list[tuple[int, TrackingSemaphore]] = []   # (own fence, semaphore read before it)
-        self.launch_limits: tuple | None = None   # what its pushes programmed (driver/limits.py)
+        self.launch_limits: tuple | None = None   # what its pushes programmed (driver/limits.py) ...
+        self.limits_checked = -1                  # ... found current at this context limits_version
         self._tickets = 0     # reservations handed out ...
         self._serving = 0     # ... and the one whose words go into the ring now
         self.closed = False

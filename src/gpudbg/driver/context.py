@@ -70,6 +70,7 @@ class Context:
                        "printf_fifo_size": device.model.printf_fifo_size,
                        "malloc_heap_size": device.model.malloc_heap_size}
         self.limits_used: set[str] = set()    # "printf", "heap": what launched kernels used (driver/limits.py)
+        self.limits_version = 0               # counts limits set (driver/limits.py set_limit)
         self.gpu.fault_listeners.append(self._on_fault)
         self.legacy = Stream(self, 0, StreamKind.LEGACY)
         debug_port.notify("context_event", self.gpu, "create", self.id)

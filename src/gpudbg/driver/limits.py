@@ -145,6 +145,7 @@ def set_limit(ctx: Any, limit: Any, value: Any) -> None:
         v = min(value, model.persisting_l2_max)
     with ctx.lock:
         lim[_KEYS[which]] = v
+        ctx.limits_version += 1      # every channel checks its programmed limits again
 
 
 # ------------------------------------------------------------------ launch hook
@@ -215,14 +216,17 @@ def launch_commands(ctx: Any, stream: Any, function: Any) -> list[C.Command]:
     (after check_launch_settings)."""
     check_launch_settings()
     uses = function.limit_uses
-    if uses is None or function.limit_uses_of is not function.kernel:
+    if uses is None:
         uses = function.limit_uses = _kernel_uses(function.kernel)
-        function.limit_uses_of = function.kernel
     if uses:
         ctx.limits_used.update(uses)
+    ch = stream.channel
+    version = ctx.limits_version
+    if ch.limits_checked == version:
+        return []            # no limit was set since this channel's limits were found current
     lim = _table(ctx)
     want = (lim["stack_size"], lim["printf_fifo_size"], lim["malloc_heap_size"], lim["pending_launch_count"])
-    ch = stream.channel
+    ch.limits_checked = version
     have = ch.launch_limits
     if have is None:         # a channel never programmed runs with the model's defaults
         d = sim_limits.defaults(ctx.device.model)

@@ -59,9 +59,7 @@ class Function:
         # that a launch finds them without a weak-dictionary lookup each
         self.launch_config: Any = None
         self.launch_shapes: dict = {}
-        # what of the launch limits the kernel uses (driver/limits.py), and the kernel it was found for
-        self.limit_uses: frozenset | None = None
-        self.limit_uses_of: Any = None
+        self.limit_uses: frozenset | None = None    # what of the launch limits the kernel uses (limits.py)
 
     def __repr__(self) -> str:
         return f"<mcFunction {self.name}>"
