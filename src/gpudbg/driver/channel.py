@@ -93,7 +93,8 @@ class Channel:
                     if n > limit:
                         raise RingFullError(f"ring {self.name}: a {n}-word command can never fit")
             cv = self.gpu.cv
-            with cv:
+            cv.acquire()    # (the lock itself: a Condition's `with` is a Python-level call each way)
+            try:
                 if self.closed:
                     raise ChannelClosedError(f"channel {self.name} is closed")
                 value = self.semaphore.next_value()
@@ -114,6 +115,8 @@ class Channel:
                             self._serving = ticket + 1
                             cv.notify_all()
                         return value, self.retire_pins
+            finally:
+                cv.release()
         finally:
             for p in pins:
                 p.unpin()

@@ -65,9 +65,13 @@ class LaunchBuffers:
             a = blocks.pop() if blocks else None
         if a is None:
             return self.gpu.alloc_internal(size, AllocationKind.LAUNCH, label)
+        cv = self.gpu.cv
         try:
-            with self.gpu.cv:                       # counted as used again, as a fresh block would be
+            cv.acquire()             # counted as used again, as a fresh block would be (the lock
+            try:                     # itself: a Condition's `with` is a Python-level call each way)
                 self.gpu.memory._charge(a.size, a.kind)
+            finally:
+                cv.release()
         except BaseException:
             self._keep(a)
             raise
