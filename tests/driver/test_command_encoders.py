@@ -34,3 +34,13 @@ def test_every_opcode_has_an_encoder_of_its_size():
     for op, fmt in C.FORMATS.items():
         fields = {n: 0 for n, _ in fmt}
         assert len(C.encode(C.Command(op, fields))) == C.Command(op, fields).size_words
+
+
+def test_launch_commands_are_shared_per_address_and_checked():
+    import pytest
+    a = C.launch(0x1000)
+    assert C.launch(0x1000) is a and a == C.make(C.Opcode.LAUNCH, descriptor=0x1000)
+    assert C.launch(0x2000).descriptor == 0x2000
+    for bad in (-1, 1 << 64, 1.0, [1]):
+        with pytest.raises(C.CommandFormatError):
+            C.launch(bad)

@@ -169,12 +169,25 @@ def make(opcode: Opcode, **fields: int) -> Command:
     return Command(opcode, {n: fields[n] for n in names})
 
 
+_LAUNCHES: dict[int, Command] = {}     # descriptor address -> its LAUNCH command (see launch)
+_LAUNCHES_KEPT = 4096
+
+
 def launch(descriptor: int) -> Command:
     """make(LAUNCH, descriptor=...) with its one check inline (every launch
-    makes one); make raises the same error for a bad value."""
-    if descriptor.__class__ is not int or not 0 <= descriptor <= U64_MASK:
-        return make(Opcode.LAUNCH, descriptor=descriptor)
-    return Command(Opcode.LAUNCH, {"descriptor": descriptor})
+    makes one); make raises the same error for a bad value. A command is
+    immutable and launch blocks are reused (driver/launch_buffers.py), so
+    the command of an address seen before is that same object."""
+    if descriptor.__class__ is int:
+        cmd = _LAUNCHES.get(descriptor)
+        if cmd is not None:
+            return cmd
+        if 0 <= descriptor <= U64_MASK:
+            if len(_LAUNCHES) >= _LAUNCHES_KEPT:
+                _LAUNCHES.clear()
+            cmd = _LAUNCHES[descriptor] = Command(Opcode.LAUNCH, {"descriptor": descriptor})
+            return cmd
+    return make(Opcode.LAUNCH, descriptor=descriptor)     # refused, with make's error
 
 
 def _pack_fields(fmt: Sequence[tuple[str, FieldType]], values: Mapping[str, int]) -> list[int]:

@@ -40,7 +40,7 @@ _INTS = {int}
 class _Passed:
     """A shape that passed, with what its outcome depended on (`stamp`)."""
 
-    __slots__ = ("stamp", "dims", "cluster", "local_reserve")
+    __slots__ = ("stamp", "result", "local_reserve")
 
 
 def _plain(dims: Any) -> bool:
@@ -73,7 +73,7 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
             if p.local_reserve > sim_launch_limits.free_device_bytes(context.gpu):
                 from gpudbg.driver import module as _module
                 _module.validate_launch(context, function, grid, block, shared_bytes)   # says why
-            return p.dims[0], p.dims[1], p.cluster
+            return p.result
     plain = _plain(grid) and _plain(block) and shared_bytes.__class__ is int and \
         (cluster is None or _plain(cluster))
     from gpudbg.driver import module as _module    # (it imports this module)
@@ -83,7 +83,7 @@ def validated(context: Any, function: Any, grid: Sequence[int], block: Sequence[
     if plain:
         key = (grid, block, shared_bytes, cluster)
         p = _Passed()
-        p.stamp, p.dims, p.cluster = stamp, (g, b), c
+        p.stamp, p.result = stamp, (g, b, c)
         p.local_reserve = sim_launch_limits.local_reserve_bytes(
             stamp[0], sim_launch_limits.thread_local_bytes(function.kernel, int(stamp[3] or 0)))
         with _lock:
