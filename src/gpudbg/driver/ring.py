@@ -9,6 +9,7 @@ condition variable around every pointer update.
 """
 from __future__ import annotations
 
+import array
 from typing import Any, Sequence
 
 import numpy as np
@@ -33,6 +34,10 @@ class Ring:
         self.size = len(self.words)
         self._word = memoryview(self.words).__getitem__      # a word as a Python int, without numpy's scalar
         self._bytes = allocation.data[: allocation.size]      # the same memory, for struct unpacks
+        # the same words as a memoryview of 32-bit C ints: a push's few words go in as an
+        # array.array, cheaper than numpy converting a short list (None where 'I' is not 32-bit)
+        slots = memoryview(self.words)
+        self._slots = slots if slots.format == "I" and array.array("I").itemsize == 4 else None
         self.put = 0
         self.get = 0
 
@@ -52,8 +57,11 @@ class Ring:
         if n > size - 1 - (put - self.get) % size:
             raise RingFullError(f"ring {self.name}: {n} words do not fit in {self.free()} free")
         end = put + n
-        if end < size:      # no wrap (the common case): one slice, converted by numpy as asarray would
-            self.words[put:end] = words
+        if end < size:      # no wrap (the common case): one slice
+            if self._slots is not None:
+                self._slots[put:end] = array.array("I", words)   # OverflowError as numpy for a bad word
+            else:
+                self.words[put:end] = words
             self.put = end
             return
         arr = np.asarray(words, dtype=np.uint32)
