@@ -124,13 +124,21 @@ def junk(rng: random.Random, pool: "Pool") -> Any:
 
 # ---------------------------------------------------------------- live and stale objects
 class Pool:
-    """The handles one thread has made (live) and destroyed (stale)."""
+    """The handles one thread has made (live) and destroyed (stale).
 
-    def __init__(self, tmpdir: str) -> None:
+    A stale object (a destroyed stream, an unloaded module) stays unique, so
+    using it must give an error. A freed address does not: the allocator
+    hands it out again, and with several threads it may be another thread's
+    live buffer by then, where a write is a use-after-free no runtime can
+    refuse (CUDA neither). So `private_addresses` (a one-thread run) decides
+    whether freed addresses are kept as stale values."""
+
+    def __init__(self, tmpdir: str, private_addresses: bool = True) -> None:
         self.live: dict[str, list] = {}
         self.stale: list = []
         self.tmpdir = tmpdir
         self.registered: list = []       # host buffers kept alive while registered
+        self.private_addresses = private_addresses
 
     def put(self, kind: str, obj: Any) -> None:
         if obj is not None:
@@ -150,13 +158,36 @@ class Pool:
             return rng.choice(self.live[rng.choice(kinds)])
         return rng.choice(self.stale) if self.stale else None
 
+    def retire(self, obj: Any) -> None:
+        """obj was freed or destroyed: no longer live under any kind (mcFree
+        frees a managed or stream-ordered pointer as well as a mcMalloc one)."""
+        found = False
+        for items in self.live.values():
+            keep = [x for x in items if not _same(x, obj)]
+            found |= len(keep) != len(items)
+            items[:] = keep
+        if found:
+            self._stale([obj])
+
     def retire_all(self) -> None:
         """After a device reset every handle is stale."""
         for items in self.live.values():
-            self.stale.extend(x for x in items if not isinstance(x, (int, np.integer)) or x)
+            self._stale(x for x in items if not _is_address(x) or x)
         self.live.clear()
         self.stale = self.stale[-200:]
         self.registered.clear()
+
+    def _stale(self, objs: Any) -> None:
+        self.stale.extend(x for x in objs if self.private_addresses or not _is_address(x))
+
+
+def _is_address(x: Any) -> bool:
+    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """One handle: the same object, or the same address."""
+    return a is b or (_is_address(a) and _is_address(b) and int(a) == int(b))
 
 
 # outputs of successful calls that become pool entries: function -> kind

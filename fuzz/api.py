@@ -44,6 +44,7 @@ import collections
 import inspect
 import os
 import random
+import re
 import tempfile
 import threading
 import time
@@ -121,7 +122,7 @@ class Worker:
         self.index = index
         self.rng = random.Random(f"{seed}:{index}")
         self.run = run
-        self.pool = Pool(run.tmpdir)
+        self.pool = Pool(run.tmpdir, private_addresses=run.threads == 1)
         self.ptx_path = run.ptx_path
         self.handle_kinds = [(Stream, "stream"), (Event, "event"), (Module, "module"), (Function, "function"),
                              (LinkState, "link"), (MemPool, "pool"), (ImportedPool, "pool"), (Graph, "graph"),
@@ -216,10 +217,7 @@ class Worker:
                 return
             pool.put(kind, value)
         if name in FREES and args:
-            items = pool.live.get(FREES[name], [])
-            if args[0] in items:
-                items.remove(args[0])
-                pool.stale.append(args[0])
+            pool.retire(args[0])
         if name == "mcHostRegister" and args:
             pool.registered.append(args[0])
         if name == "mcStreamBeginCapture" and args:
@@ -302,7 +300,7 @@ class Worker:
                     f.violate("data", f"after synchronizing, a buffer holds other bytes than the program "
                                       f"wrote ({int(np.count_nonzero(host != model))} of {len(model)} differ)")
         except _SequenceFailed as e:
-            if not self.run.sticky_is_legit(e):
+            if not self.run.sticky_is_legit(e, streams):
                 f.violate("sequence", f"{e.name} failed with {e.code} in a valid sequence: {e.message}",
                           (e.name, e.code))
         finally:
@@ -388,11 +386,24 @@ class Run:
         self.barrier = threading.Barrier(threads, action=self.round_end, timeout=BARRIER_SECONDS)
         self.deadline = 0.0
 
-    def sticky_is_legit(self, e: _SequenceFailed) -> bool:
-        """A sequence call refused because the context already holds a
-        sticky error from a real kernel fault (another phase's bad launch)."""
-        from gpudbg.runtime import mc
-        return mc.fault_report() is not None
+    def sticky_is_legit(self, e: _SequenceFailed, own_streams: list) -> bool:
+        """Whether a sequence call failed only because the context holds a
+        sticky error from a device fault that another thread's random calls
+        caused. Sticky errors are the context's, so every thread gets them;
+        and a random call may fault the device as CUDA lets it: a kernel
+        out of bounds, or a copy engine or pool command touching a
+        stream-ordered block before its allocation or after its free ran
+        in stream order ("must not be accessed until the allocation
+        operation completes", cuMemAllocAsync). The same faults round_end
+        accepts (device_fault). A fault of a command on one of the
+        sequence's own streams is never excused: those touch only the
+        sequence's live buffers."""
+        from gpudbg.driver.engine import get_engine
+        sticky = get_engine().current_context().sticky
+        if sticky is None or sticky.message not in e.message or not device_fault(sticky.message):
+            return False
+        on = re.match(r"[A-Z0-9_]+ on (\S+): ", sticky.message)       # "MEMSET on ctx3.s7: ..."
+        return on is None or on.group(1) not in {s.channel.name for s in own_streams}
 
     def _free(self) -> list[int]:
         from gpudbg.runtime import mc
