@@ -135,6 +135,11 @@ class SegmentEmitter(SecondPass):
     """Builds one segment function; lowerings call its read/write/env/check
     helpers while it walks the threads."""
 
+    # read_float may hand a float result on before its NaN is made
+    # canonical (write_float): values are SSA along the segment's one path
+    # (a region's registers live in allocas across blocks: not there)
+    TRACKS_RAW_FLOATS = True
+
     def __init__(self, module: L.Module, name: str, program, plan, symbols: list | None = None):
         # checks_only: a precheck function (engine.py, FULL variant): every
         # check of the segment and nothing stored, so LLVM keeps only what
@@ -157,6 +162,8 @@ class SegmentEmitter(SecondPass):
         self.values: dict[int, L.Value] = {}   # register -> its current value in this thread's iteration
         self.dirty: set[int] = set()           # registers written in the iteration
         self._stored_at: dict[int, L.Value] = {}   # register -> the merged value already stored (_emit_guarded)
+        # register -> (its value before the NaN was made canonical, dtype): write_float
+        self.raw_floats: dict[int, tuple[L.Value, np.dtype]] = {}
         self._block_writes: set[int] = set()   # registers written in the current guarded block
         self.function_ir = None
         self.deferred: list[Callable] = []   # second-pass actions of a store segment
@@ -306,13 +313,39 @@ class SegmentEmitter(SecondPass):
         if not isinstance(operand, ir.Register):
             raise NotNative(f"cannot write {operand!r}")
         k, rd = self.register(operand)
-        self.writes.add(k)
         v = self.convert(value, np.dtype(dtype), rd)
         if rd.kind == "b":
             v = self.b.zext(v, I8)
+        self.writes.add(k)
+        self.raw_floats.pop(k, None)
         self._store_register(k, v)
         self.dirty.add(k)
         self._block_writes.add(k)
+
+    def write_float(self, operand, raw: L.Value, canonical: L.Value, dtype) -> None:
+        """Write `canonical`, a float result whose NaN was made the
+        canonical NaN, and remember `raw`, the same value before that, for
+        read_float: a NaN's payload is invisible to a consumer whose own
+        result is NaN whenever an input is and is then made canonical, so
+        a chain of fmas tests and selects only where a value is kept
+        (stored, or read any other way)."""
+        self.write(operand, canonical, dtype)
+        if self.TRACKS_RAW_FLOATS and isinstance(operand, ir.Register):
+            k, rd = self.register(operand)
+            if rd == np.dtype(dtype):
+                self.raw_floats[k] = (raw, rd)
+
+    def read_float(self, operand, dtype) -> L.Value:
+        """The operand as `dtype`, or its raw value (write_float) when it
+        has one of that type: for consumers that propagate NaN-ness and make
+        their result canonical (round-to-nearest add, sub, mul, fma)."""
+        if isinstance(operand, ir.Register):
+            k, _ = self.register(operand)
+            got = self.raw_floats.get(k)
+            if got is not None and got[1] == np.dtype(dtype):
+                self.reads.add(k)
+                return got[0]
+        return self.read(operand, dtype)
 
     def _load_register(self, k: int) -> L.Value:
         """Register k's current value in this thread's iteration (its
@@ -517,6 +550,7 @@ class SegmentEmitter(SecondPass):
             self._active_slot = self.new_slot()
             self.record(self._active_slot, b.zext(p, I8))
         before = dict(self.values)
+        raw_before = dict(self.raw_floats)
         outer_writes, self._block_writes = self._block_writes, set()
         pre = b.block
         then = self.fn.append_basic_block("guarded")
@@ -533,6 +567,8 @@ class SegmentEmitter(SecondPass):
         self._block_writes = outer_writes | written
         after = self.values
         self.values = {k: v for k, v in before.items()}
+        # a raw value made in the block does not dominate what follows
+        self.raw_floats = {k: v for k, v in raw_before.items() if k not in written}
         live = self.plan.live_out
         for k in written:
             old = before.get(k)

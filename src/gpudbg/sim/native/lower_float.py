@@ -104,12 +104,14 @@ def binary(em, inst):
     t, rnd, ftz, sat, _ = _form(em, inst)
     fp = FP(em, t.dtype)
     bld = em.b
-    a, b = _reads(em, inst, t.dtype, 2)
     op = {"add": bld.fadd, "sub": bld.fsub, "mul": bld.fmul}[inst.opcode]
     mode = rnd or "rn"
-    if mode == "rn" and not ftz and not sat:
-        em.write(inst.operands[0], fp.canonical(op(a, b)), t.dtype)
+    if mode == "rn" and not ftz and not sat:    # NaN in, NaN out, made canonical: raw inputs serve
+        a, b = (em.read_float(o, t.dtype) for o in inst.operands[1:3])
+        r = op(a, b)
+        em.write_float(inst.operands[0], r, fp.canonical(r), t.dtype)
         return
+    a, b = _reads(em, inst, t.dtype, 2)
     is_mul = inst.opcode == "mul"
     if inst.opcode == "sub":
         b = fp.neg(b)                    # floating.sub is add(a, -b)
@@ -138,12 +140,18 @@ def fma(em, inst):
     if mode != "rn" and t.name == "f64":
         raise NotNative("fma with a directed rounding on f64 stays interpreted")
     fp = FP(em, t.dtype)
-    a, b, c = _reads(em, inst, t.dtype, 3)
+    if mode == "rn":     # NaN in, NaN out, made canonical: raw inputs serve (emit.read_float)
+        a, b, c = (em.read_float(o, t.dtype) for o in inst.operands[1:4])
+    else:
+        a, b, c = _reads(em, inst, t.dtype, 3)
     if ftz:
         a, b, c = fp.flush(a), fp.flush(b), fp.flush(c)
     r = _fma(fp, a, b, c)
     if mode != "rn":
         r = _directed_fma_f32(em, fp, a, b, c, r, mode)
+    if mode == "rn" and not ftz and not sat:
+        em.write_float(inst.operands[0], r, fp.canonical(r), t.dtype)
+        return
     em.write(inst.operands[0], fp.finish(r, ftz, sat), t.dtype)
 
 

@@ -45,7 +45,7 @@ class Prober:
         em = self.em
         # a fresh per-instruction state, as a new segment would have
         em.plan = self._empty_plan()
-        em.values, em.dirty, em._block_writes = {}, set(), set()
+        em.values, em.dirty, em._block_writes, em.raw_floats = {}, set(), set(), {}
         em.reads, em.writes = set(), set()
         em.deferred, em._fail_sources, em.active = [], [], None
         em.__dict__.pop("_active_slot", None)

@@ -26,6 +26,8 @@ from gpudbg.sim.native.regions import _plain_branch
 class RegionEmitter(SegmentEmitter):
     """Registers in allocas; blocks per leader; branches native."""
 
+    TRACKS_RAW_FLOATS = False     # a raw value of one block would not dominate another's reads
+
     def __init__(self, module: L.Module, name: str, program, plan, symbols: list | None = None):
         super().__init__(module, name, program, plan, symbols)
         self.slots: dict[int, L.Value] = {}
