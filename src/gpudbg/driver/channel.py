@@ -123,21 +123,30 @@ class Channel:
         return value, lambda: self._write(ticket, encoded)
 
     def _write(self, ticket: int, encoded: list[list[int]]) -> None:
+        """The second half of a push whose words did not go in at once: wait
+        for its turn, then for room. A host far ahead of the GPU comes here
+        on every push and is woken by every GPU notify while it waits, so
+        the waits test their conditions in plain loops (the lock taken
+        directly, not through the Condition's Python-level with-statement)."""
         cv = self.gpu.cv
         ring = self.ring
-        with cv:
-            if self._serving != ticket:
-                cv.wait_for(lambda: self._serving == ticket)
+        cv.acquire()
+        try:
+            while self._serving != ticket:
+                cv.wait()
             try:
                 if not self.closed and len(encoded) > 1:
                     flat = list(_chain(encoded))
                     if ring.free() >= len(flat):     # the whole push fits now: one write
                         encoded = [flat]
+                size = ring.size
                 for words in encoded:
-                    if ring.free() < len(words) and not self.closed:
+                    n = len(words)
+                    if size - 1 - (ring.put - ring.get) % size < n and not self.closed:     # ring.free() < n
                         # the words written so far must reach the GPU before this waits for room
                         cv.notify_all()
-                        cv.wait_for(lambda n=len(words): ring.free() >= n or self.closed)
+                        while size - 1 - (ring.put - ring.get) % size < n and not self.closed:
+                            cv.wait()
                     if self.closed:
                         break          # the context was torn down: its work is discarded
                     ring.write(words)
@@ -145,6 +154,8 @@ class Channel:
             finally:
                 self._serving += 1
                 cv.notify_all()        # the words and this turn's end, at once
+        finally:
+            cv.release()
         self.retire_pins()
 
     def retire_pins(self) -> None:
