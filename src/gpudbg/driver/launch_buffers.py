@@ -91,15 +91,28 @@ class LaunchBuffers:
     def give(self, allocation: Allocation) -> None:
         """A block whose launch retired: kept for the next launch of its
         size, or freed when enough are kept or the context is gone."""
-        if allocation.freed:
-            return
-        with self.gpu.cv:
-            # a kept block is free memory to mcMemGetInfo, as after a free
-            self.gpu.memory.used -= allocation.size
-            if self._keep(allocation):
-                return
-            self.gpu.memory.used += allocation.size
-        self.gpu.free_internal(allocation)
+        self.give_all([allocation])
+
+    def give_all(self, blocks: list[Allocation]) -> None:
+        """give, for many blocks under one hold of the GPU's lock (a reap
+        after a stream of launches gives back one block per launch)."""
+        freed = []
+        memory = self.gpu.memory
+        cv = self.gpu.cv
+        cv.acquire()
+        try:
+            for a in blocks:
+                if a.freed:
+                    continue
+                # a kept block is free memory to mcMemGetInfo, as after a free
+                memory.used -= a.size
+                if not self._keep(a):
+                    memory.used += a.size
+                    freed.append(a)
+        finally:
+            cv.release()
+        for a in freed:
+            self.gpu.free_internal(a)
 
     def reap(self) -> None:
         """Blocks whose launch retired and that no launch took yet become
@@ -111,8 +124,8 @@ class LaunchBuffers:
             for flight in self._flight.values():
                 while flight and flight[0][0].reached(flight[0][1]):
                     done.append(flight.popleft()[2])
-        for a in done:
-            self.give(a)
+        if done:
+            self.give_all(done)
 
     def close(self) -> None:
         """The context is being destroyed (its work killed): free every
