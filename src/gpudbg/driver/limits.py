@@ -6,7 +6,10 @@ the GPU. Before a LAUNCH, `launch_commands` compares the context's limits
 with what the launching channel last programmed and, when they differ,
 emits one SET_LAUNCH_LIMITS command ahead of the LAUNCH (sim/launch_limits.py
 executes it), so the stack, printf FIFO and heap a kernel runs with are
-exactly the ones in force when it was enqueued, in stream order. The same
+exactly the ones in force when it was enqueued, in stream order. The
+context counts the limits set (limits_version) and a channel remembers the
+count at which its limits were found current, so a launch after no change
+compares one int. The same
 hook notes whether a kernel uses printf or malloc/free, which is what makes
 later changes of those two limits illegal, as in CUDA.
 

@@ -7,7 +7,9 @@ a kind from this module (`Size`, `DevicePtr`, `SrcMemory`, `DstMemory`,
 "size_t", "void * (host, written)", "cudaStream_t" or "enum cudaMemcpyKind".
 `_api` (runtime/api/_base.py) turns a function's annotations into a `Plan`
 once, when the function is defined, and `Plan.bind` checks every argument
-before the body runs: arity, type and range, normalizing what C would have
+before the body runs (a call with every argument by position, such as each
+launch, goes through `Plan.fast`, the same checks unrolled into code
+generated for the function, each kind's common case written inline): arity, type and range, normalizing what C would have
 converted (numpy integers become ints, dims become 3-tuples, argument
 sequences become lists). A wrong argument is an McError with the kind's own
 code (mcErrorInvalidValue, mcErrorInvalidResourceHandle,
