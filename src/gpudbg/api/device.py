@@ -14,6 +14,7 @@ import contextlib
 from typing import Any, Iterator
 
 from gpudbg.api.errors import GPUError, call, error_for
+from gpudbg.driver.engine import get_engine
 from gpudbg.runtime import mc
 from gpudbg.runtime.errors import mcError_t
 from gpudbg.runtime.types import mcDeviceAttribute_t, mcDeviceProp
@@ -28,8 +29,6 @@ _state: dict[str, Any] = {"engine": None, "tokens": {}}
 def generation(ordinal: int) -> _Generation:
     """The device's current token: replaced by Device.reset() and whenever
     the process's driver engine is replaced (its identity is all this reads)."""
-    from gpudbg.driver.engine import get_engine
-
     engine = get_engine()
     if _state["engine"] is not engine:
         _state["engine"] = engine
