@@ -248,6 +248,26 @@ def test_destroying_a_graph_and_its_exec_while_a_launch_runs(fake, kernels):
     assert _internal(gpu, AllocationKind.LAUNCH) == launches - 1
 
 
+def test_a_device_reset_frees_what_a_live_graph_and_exec_hold(fake, kernels):
+    """A program that never destroys its graph: mcDeviceReset still frees the
+    launch blocks it holds (the context's driver memory), once."""
+    gpu = get_engine().current_context().gpu
+    free0 = mc.mcMemGetInfo()[1]
+    s = _stream()
+    p, _out = _flag()
+    assert mc.mcStreamBeginCapture(s, GLOBAL) == (S,)
+    assert mc.mcLaunchKernel(kernels["store"], 1, 1, [p, 5], 0, s) == (S,)
+    err, graph = mc.mcStreamEndCapture(s)
+    _, exe = mc.mcGraphInstantiate(graph, 0)
+    assert _internal(gpu, AllocationKind.LAUNCH) == 1
+    assert mc.mcDeviceReset() == (S,)
+    assert _internal(gpu, AllocationKind.LAUNCH) == 0
+    assert mc.mcMemGetInfo()[1] == free0
+    assert mc.mcGraphExecDestroy(exe)[0] in (S, E.mcErrorInvalidValue)    # a dead context's handles
+    assert mc.mcGraphDestroy(graph)[0] in (S, E.mcErrorInvalidValue)
+    assert mc.mcMemGetInfo()[1] == free0
+
+
 # ------------------------------------------------------------------ devices
 def test_a_stream_waits_on_an_event_of_another_device(fake, kernels):
     p, flag = _flag()

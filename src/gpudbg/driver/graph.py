@@ -80,7 +80,10 @@ class GraphNode:
 
 class GraphResources:
     """Driver allocations captured commands refer to, with their owners
-    (graph, execs) and the fences of launches that used them."""
+    (graph, execs) and the fences of launches that used them. They are the
+    context's driver memory: destroying the context (mcDeviceReset) frees
+    them even while a graph or exec handle is still alive (it is refused
+    from then on as another context's)."""
 
     def __init__(self, context: Any):
         self.context = context
@@ -88,6 +91,7 @@ class GraphResources:
         self.events: list[Any] = []        # events held (Event.hold) for event-record nodes
         self.owners = 0
         self.launches = Marker()
+        context.teardown_hooks.append(self._free)
 
     def acquire(self) -> None:
         self.owners += 1
@@ -96,7 +100,16 @@ class GraphResources:
         self.owners -= 1
         if self.owners > 0:
             return
+        self._free()
+
+    def _free(self) -> None:
+        """Once every launch that used them retired (at once when the
+        context is gone: its work was discarded)."""
         ctx = self.context
+        try:
+            ctx.teardown_hooks.remove(self._free)
+        except ValueError:       # the context's teardown runs (or ran) it
+            pass
         events, self.events = self.events, []
         for e in events:
             e.release()
