@@ -63,3 +63,19 @@ def test_a_module_of_another_device_launches_there(fresh):
     fill[1, 32](out, 9)                                 # from device 0
     with gpudbg.Device(1):
         assert (out.to_host() == 9).all()
+
+
+def test_a_stream_and_a_numpy_shared_size_are_taken_and_bad_ones_refused(fresh):
+    fill = gpudbg.Module.from_ptx(PTX, "fill.ptx").fill
+    out = gpudbg.zeros(32, np.uint32)
+    s = gpudbg.Stream()
+    fill[1, 32, s, np.int64(0)](out, 5)
+    s.synchronize()
+    assert (out.to_host() == 5).all()
+    with pytest.raises(TypeError, match="shared_mem must be an int"):
+        fill[1, 32, None, True](out, 5)
+    with pytest.raises(TypeError, match="stream must be"):
+        fill[1, 32, "s"](out, 5)
+    s.destroy()
+    with pytest.raises(ValueError, match="the stream was destroyed"):
+        fill[1, 32, s](out, 5)

@@ -69,19 +69,22 @@ class Kernel:
         # else is checked here, as a TypeError naming the argument
         g = grid if grid.__class__ is int else dim3("grid", grid)
         b = block if block.__class__ is int else dim3("block", block)
-        if isinstance(shared_mem, bool) or not isinstance(shared_mem, (int, np.integer)):
-            raise TypeError(f"shared_mem must be an int number of bytes, not {shared_mem!r}")
+        if shared_mem.__class__ is not int:
+            if isinstance(shared_mem, bool) or not isinstance(shared_mem, (int, np.integer)):
+                raise TypeError(f"shared_mem must be an int number of bytes, not {shared_mem!r}")
+            shared_mem = int(shared_mem)
         if args.__class__ is not tuple and (isinstance(args, (str, bytes)) or not isinstance(args, Sequence)):
             raise TypeError(f"args must be a sequence of kernel arguments, not {type(args).__name__}")
         params = arguments.convert_all(self.name, self.handle, args) if args else []
+        handle = None if stream is None else _stream_handle(stream)
         device = module.device
         if module._sole_device or current_ordinal() == device:   # the common case, without on_device
-            err = mc.mcLaunchKernel(self.handle, g, b, params, int(shared_mem), _stream_handle(stream))[0]
+            err = mc.mcLaunchKernel(self.handle, g, b, params, shared_mem, handle)[0]
             if err:                        # call(mc.mcLaunchKernel, ...), without its generic unpacking
                 raise error_for(mcError_t(err), "mcLaunchKernel")
         else:
             with on_device(device):
-                call(mc.mcLaunchKernel, self.handle, g, b, params, int(shared_mem), _stream_handle(stream))
+                call(mc.mcLaunchKernel, self.handle, g, b, params, shared_mem, handle)
         for a in args:
             if isinstance(a, DeviceArray):
                 a._last_stream = stream     # its producer stream, for __cuda_array_interface__
