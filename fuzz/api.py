@@ -16,8 +16,13 @@ Two phases alternate in rounds, on one or several threads:
 Invariants: no exception escapes an mc* call ("escaped": function,
 exception type, message), and the call convention holds; an
 mcErrorUnknown that names a gpudbg bug is a violation; a sequence's data
-reads back as its model says; at each round's end (all threads at a
-barrier) mcDeviceSynchronize succeeds unless the device really faulted (a
+reads back as its model says, and its calls succeed unless the context
+holds a sticky device fault another thread's random calls caused (a
+random call may fault the device as CUDA lets it, and the sticky error
+is every thread's; a fault on the sequence's own streams is never
+excused); with several threads a freed address is not reused as a
+stale value (the allocator gives it to another thread); at each round's
+end (all threads at a barrier) mcDeviceSynchronize succeeds unless the device really faulted (a
 sticky error needs a kernel's fault report or a copy engine's memory
 fault), the simulator recorded no internal error, every capture a thread
 began can be ended, the context still works (a health check: load,

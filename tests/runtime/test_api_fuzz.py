@@ -59,7 +59,8 @@ def _memset_before_its_allocation(stream=None) -> str:
     mc.host_view(word, 8)[:] = 0
     held = mc.mcStreamCreateWithFlags(1)[1]
     stream = stream if stream is not None else mc.mcStreamCreateWithFlags(1)[1]
-    assert mc.mcStreamWaitValue32(held, word, 1, 0) == (mcError_t.mcSuccess,)     # 0: Geq
+    geq = int(mc.mcStreamWaitValueFlags.mcStreamWaitValueGeq)
+    assert mc.mcStreamWaitValue32(held, word, 1, geq) == (mcError_t.mcSuccess,)
     err, p = mc.mcMallocAsync(256, held)
     assert err == mcError_t.mcSuccess
     assert mc.mcMemsetAsync(p, 7, 256, stream) == (mcError_t.mcSuccess,)
@@ -91,7 +92,7 @@ def test_a_fault_on_the_sequences_own_stream_is_not_excused(fuzz_run):
     assert not fuzz_run.sticky_is_legit(other, [])
 
 
-def test_no_sticky_error_excuses_nothing(fuzz_run):
+def test_an_error_without_a_sticky_fault_is_not_excused(fuzz_run):
     assert not fuzz_run.sticky_is_legit(fuzz_api._SequenceFailed("mcMemcpy", 1, "invalid argument"), [])
 
 
