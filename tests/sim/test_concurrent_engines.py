@@ -404,3 +404,25 @@ def test_launch_descriptors_read_while_the_host_allocates():
     finally:
         sys.setswitchinterval(old)
         reset_engine()
+
+
+# ---------------------------------------------------------------- float warnings
+def test_a_wave_on_a_gpu_thread_runs_with_float_warnings_off(monkeypatch):
+    # a GPU thread runs with numpy's float warnings off (engines.py), so the
+    # launch sets no errstate of its own there; the instructions' numpy work
+    # (inf, NaN, 0/0 are ordinary kernel values) must still warn nothing
+    import gpudbg
+    from gpudbg.sim import executor
+    seen = []
+    original = executor.run_wave
+
+    def spy(X, *a, **kw):
+        seen.append(np.geterr())
+        return original(X, *a, **kw)
+    monkeypatch.setattr(executor, "run_wave", spy)
+    ptx = (".version 7.0\n.target sm_80\n.address_size 64\n"
+           ".visible .entry nop()\n{\n ret;\n}\n")
+    k = gpudbg.Module.from_ptx(ptx, "nop.ptx").nop
+    k[1, 32]()
+    gpudbg.synchronize()
+    assert seen and all(set(e.values()) == {"ignore"} for e in seen), seen

@@ -40,6 +40,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
+
 from gpudbg.driver import commands as C
 
 MAX_CONCURRENT_KERNELS = 128     # grids in flight per device (sm_90's limit)
@@ -170,6 +172,10 @@ class DeviceThreads:
 
     def _main(self) -> None:
         me = threading.current_thread()
+        # a GPU thread computes with numpy's floating-point warnings off
+        # (kernels make inf and NaN as a matter of course), so a launch on
+        # it needs no errstate of its own (executor.launch_grid)
+        np.seterr(all="ignore")
         try:
             while True:
                 job = self.lead()

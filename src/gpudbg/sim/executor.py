@@ -30,6 +30,7 @@ started at each pc and looks at the clock every CHECK_STEPS steps.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import struct
 import threading
@@ -98,6 +99,9 @@ def _launch_environment(gpu, job, env) -> tuple:
     return budget, watch, order, env.threads, env.coredumps
 
 
+_QUIET = contextlib.nullcontext()      # numpy's float warnings are off on the GPU's threads (engines.py)
+
+
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
                 observer=None, cooperative: bool = False, depth: int = 0,
                 parent: device_runtime.ChildLaunch | None = None,
@@ -158,7 +162,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         if tap is not None:
             launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
             tap.launch_begin(launch)
-        with np.errstate(all="ignore"):
+        with _QUIET if job is not None else np.errstate(all="ignore"):   # (a GPU thread is quiet already)
             for wave_blocks in plan.waves:
                 while len(wave_blocks):
                     # the blocks that fit beside the other grids resident now (all, when alone)
@@ -219,14 +223,16 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                     finally:
                         pool.release(placement)
                     wave_index += 1
-        device_runtime.run_children(gpu, children, lambda child, d: launch_grid(
-            gpu, child.function, child.grid, child.block, child.shared, child.params, gpu.next_grid_id(),
-            observer, depth=d, parent=child))
+        if children.queued or children.tail:     # the grids it launched from the device
+            device_runtime.run_children(gpu, children, lambda child, d: launch_grid(
+                gpu, child.function, child.grid, child.block, child.shared, child.params, gpu.next_grid_id(),
+                observer, depth=d, parent=child))
     except BaseException as e:
         failure = e
         raise
     finally:
-        children.release()
+        if children.buffers:
+            children.release()
         if workspace is not None:
             gpu.free_internal(workspace)
         _return_resources(gpu, res)
