@@ -476,8 +476,11 @@ def whole_wave_at_known_pc(X: WaveExecution, spin: SpinBackoff):
     m = X.uniform_pc
     if m is None or spin.mask is not None:
         return None
-    spin.observe(m, None)
-    return m, None
+    idx = X.uniform_slots      # None: every slot; a padded wave's real threads (as the scan would find them)
+    if idx is not None and m >= PARKED:
+        return m, None
+    spin.observe(m, idx)
+    return m, idx
 
 
 def _stuck(X: WaveExecution, m: int) -> bool:

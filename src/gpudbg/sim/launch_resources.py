@@ -124,6 +124,16 @@ class LaunchResources:
             w = self._waves[n] = WaveArrays(self, const, prog, n)
         return w
 
+    def valid_slots(self, layout) -> np.ndarray:
+        """The slots of real threads of a padded layout, ascending (what
+        the lowest-pc scan finds at the start pc; cached per layout)."""
+        key = ("valid", layout.nthreads)
+        a = self._arrays.get(key)
+        if a is None or a.shape[0] != int(np.count_nonzero(layout.valid)):
+            a = self._arrays[key] = np.flatnonzero(layout.valid)
+            a.flags.writeable = False
+        return a
+
     def start_pcs(self, layout, entry: int) -> np.ndarray:
         """Initial scheduling pcs: `entry` for real threads, EXITED for the
         padding lanes (cached per layout)."""

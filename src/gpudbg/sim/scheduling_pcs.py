@@ -10,7 +10,10 @@ instead of a min and a max over the array, and the write itself waits
 write usually overwrites it unread. On a 262,144-thread wave the two scans
 and the fill were 21% of a tree reduction's time.
 
-Every writer of `sched` keeps `uniform_pc` true: set_pc, and the
+A padded block shape (48 threads in 64 slots) gets the same hint for its
+real threads (`uniform_slots`); its padding slots sit at EXITED
+throughout, so the step the hint hands out is the one the lowest-pc scan
+would find. Every writer of `sched` keeps `uniform_pc` true: set_pc, and the
 partial writers (barriers, calls and returns, warp syncs, mbarriers,
 cluster barriers) that set it to None after writing; native loop regions
 store exit pcs themselves and call native_writes_sched first.
@@ -24,7 +27,14 @@ import numpy as np
 
 
 class SchedulingPcs:
-    """Needs `_sched`, the wave's array of scheduling pcs, set by the wave."""
+    """Needs `_sched`, the wave's array of scheduling pcs, and
+    `uniform_slots`, set by the wave."""
+
+    # The slots uniform_pc speaks for: None, every slot; for a padded
+    # block shape (48 threads in 64 slots) the real threads' slots, the
+    # padding slots being EXITED from the start to the end. A step over
+    # exactly this array keeps the hint (set_pc, exit of all).
+    uniform_slots = None
 
     # The one pc every slot's scheduling pc holds, when a whole-wave write
     # (set_pc(None, pc), the start, exit of all) made it so; None once any
@@ -71,4 +81,6 @@ class SchedulingPcs:
                 self.uniform_pc = self._pending_pc = int(target)
         else:
             self.sched[idx] = target
-            self.uniform_pc = None
+            # the real threads of a padded wave, all of them (the very array
+            # the hint handed out): still one pc
+            self.uniform_pc = int(target) if idx is self.uniform_slots and not np.ndim(target) else None

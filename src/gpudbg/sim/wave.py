@@ -66,6 +66,9 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self._entry_pc = int(const.entry)
         self.all_valid = plan.threads_per_block == plan.slots_per_block
         self._start_pcs = None if self.all_valid else res.start_pcs(L, const.entry)
+        # the slots uniform_pc speaks for: None every slot; a padded block
+        # shape's real threads (its padding slots stay EXITED)
+        self.uniform_slots = None if self.all_valid else res.valid_slots(L)
         self._sched = arrays.sched
         self.park_pc = arrays.park_pc
         self.max_depth = const.max_depth
@@ -116,6 +119,7 @@ class WaveExecution(SchedulingPcs, FaultReporting):
             self.uniform_pc = self._pending_pc = self._entry_pc
         else:
             np.copyto(self._sched, self._start_pcs)
+            self.uniform_pc = self._entry_pc
         # Without calls nothing moves a thread's depth or stack pointer, so
         # the arrays kept from an earlier wave are still all zero.
         if self.max_depth > 1:
@@ -222,7 +226,8 @@ class WaveExecution(SchedulingPcs, FaultReporting):
             self.block_live[:] = 0
             return
         self.sched[idx] = EXITED
-        self.uniform_pc = None
+        # every real thread of a padded wave: all slots are EXITED now
+        self.uniform_pc = int(EXITED) if idx is self.uniform_slots else None
         owners = self.layout.block_of[idx]
         if len(self.block_live) == 1:   # one block: they are all its own (np.bincount releases the GIL: a hand-off)
             self.block_live[0] -= len(owners)
