@@ -121,7 +121,11 @@ class SMPool:
                              model.shared_per_sm], dtype=np.int64)
         self.used = np.zeros((self.sm_count, 4), dtype=np.int64)
         self.free_warps = np.ones((self.sm_count, int(model.warp_slots_per_sm)), dtype=bool)
-        self.cv = threading.Condition()
+        # the condition's own lock, taken directly on the launch path (a
+        # Condition's with-statement is a Python call each way); reentrant:
+        # acquire() calls try_acquire holding it
+        self._lock = threading.RLock()
+        self.cv = threading.Condition(self._lock)
         self._leases: dict[int, Placement] = {}
         self._owners: dict[int, int] = {}          # id(owner) -> placements held
         self._empty_fits: dict[BlockShape, int] = {}
@@ -169,9 +173,9 @@ class SMPool:
         want = int(want)
         if want <= 0:
             raise ValueError(f"a wave needs at least one block, got {want}")
-        with self.cv:
+        with self._lock:
             if not self._leases and want <= self.sm_count * self._empty_fit(shape):
-                return self._lease(Placement(owner, shape, want, True))   # written down lazily
+                return self._lease_alone(Placement(owner, shape, want, True))   # written down lazily
             for p in self._leases.values():
                 if not p.applied:
                     self._apply_default(p)
@@ -234,6 +238,17 @@ class SMPool:
         self.used += n[:, None] * np.array(shape.need, dtype=np.int64)[None, :]
         return Placement(owner, shape, len(block_sm), False, n, block_sm, block_warps, applied=True)
 
+    def _lease_alone(self, p: Placement) -> Placement:
+        """_lease for the only placement held (a lone grid: no owner yet)."""
+        self._leases[id(p)] = p
+        self._owners[id(p.owner)] = 1
+        self.acquired += 1
+        if self.peak_grids < 1:
+            self.peak_grids = 1
+        if p.nblocks > self.peak_blocks:
+            self.peak_blocks = p.nblocks
+        return p
+
     def _lease(self, p: Placement) -> Placement:
         self._leases[id(p)] = p
         self._owners[id(p.owner)] = self._owners.get(id(p.owner), 0) + 1
@@ -270,7 +285,7 @@ class SMPool:
 
     def release(self, p: Placement) -> None:
         """Return a placement's capacity (idempotent) and wake waiting grids."""
-        with self.cv:
+        with self._lock:
             if p.released:
                 return
             p.released = True

@@ -89,32 +89,45 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self._start(params, grid_id, budget)
 
     def _start(self, params, grid_id: int, budget: int) -> None:
-        """The state a launch starts from, on top of the shape's."""
-        self.grid_id = grid_id
-        self.kparams = bytes(params)
-        self.envregs = [0] * 32
+        """The state a launch starts from, on top of the shape's: the values
+        every launch starts with (restart() gets them back from the
+        attributes keep_for_restart took), then _launch_state's."""
         self.on_brkpt = None
         self.observer = None
         self.tap = None      # the analysis tools' event sink (sim/instrument.py), if any
-        self.budget = budget
         self.thread_instructions = 0
         self.steps = 0
         self.cycles = 0
-        self.cycle_base = int(getattr(self.gpu, "clock_cycles", 0))
         self.step_pc = 0  # first pc of the step being executed (see clock)
-        self.printf_out: list[str] = []
         self.cluster_barrier = None   # barrier.cluster state (sim/cluster.py), on first use
         self.warp_sync_mask = None    # bar.warp.sync masks of parked lanes (sim/warp_barrier.py)
         self.warp_sync_parked = 0
-        arrays = self.arrays
-        self.regs = list(arrays.regs)
-        self.reg_ids = set(arrays.reg_ids)  # identity of current register arrays
         self.reg_ptrs = None      # register addresses for native segments (sim/native), on first use
         self.native_env = None
         self.native_on = False    # the executor turns it on when compiled segments may run
         self.native_threads = 1   # host threads for one native call (GPUDBG_THREADS)
         self.native_gate = None   # a sub-wave's launch-wide lock, dropped around native calls (sim/subwaves.py)
         self.folds_steps = True   # native code may fold scheduler steps (False: a random order draws each)
+        # per (block, barrier) counters: a shared read-only zero table until
+        # the wave's first barrier arrival makes them its own
+        self.bar_arrivals = self.bar_expected = self.bar_redsum = self._no_barriers
+        self._bars_own = False
+        self.async_unit = None   # copies in flight and mbarrier waiters (sim/async_copy.py), on first use
+        self._launch_state(params, grid_id, budget)
+
+    def _launch_state(self, params, grid_id: int, budget: int) -> None:
+        """What differs between two launches of one shape, and the
+        containers and arrays a run changes in place."""
+        self.grid_id = grid_id
+        self.kparams = bytes(params)
+        self.envregs = [0] * 32
+        self.budget = budget
+        self.cycle_base = int(getattr(self.gpu, "clock_cycles", 0))
+        self.printf_out: list[str] = []
+        arrays = self.arrays
+        self.regs = list(arrays.regs)
+        self.reg_ids = set(arrays.reg_ids)  # identity of current register arrays
+        self.params = dict(arrays.params)
         if self.all_valid:
             self.uniform_pc = self._pending_pc = self._entry_pc
         else:
@@ -125,13 +138,7 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         if self.max_depth > 1:
             self.depth.fill(0)
             self.sp.fill(0)
-        self.params = dict(arrays.params)
         self.block_live.fill(self.plan.threads_per_block)     # np.full, without its Python frame
-        # per (block, barrier) counters: a shared read-only zero table until
-        # the wave's first barrier arrival makes them its own
-        self.bar_arrivals = self.bar_expected = self.bar_redsum = self._no_barriers
-        self._bars_own = False
-        self.async_unit = None   # copies in flight and mbarrier waiters (sim/async_copy.py), on first use
 
     def keep_for_restart(self) -> None:
         """Remember the attributes as a launch starts (a shallow copy),
@@ -143,13 +150,13 @@ class WaveExecution(SchedulingPcs, FaultReporting):
     def restart(self, params, grid_id: int, budget: int) -> "WaveExecution":
         """This wave, as a new launch of the same shape starts it: the
         attributes the last launch added or replaced are dropped, the
-        containers it changed in place are made anew (_start)."""
+        containers it changed in place are made anew (_launch_state)."""
         d = self.__dict__
         fresh = d["_fresh"]
         d.clear()
         d.update(fresh)
         d["_fresh"] = fresh
-        self._start(params, grid_id, budget)
+        self._launch_state(params, grid_id, budget)
         return self
 
     @property

@@ -279,6 +279,7 @@ _lock = threading.Lock()
 # which may show any register at a breakpoint.
 PLAIN, FULL = 1, 2
 _ATTRS = {PLAIN: ("native", "region", "native_ready"), FULL: ("native_full", "region_full", "native_full_ready")}
+_COUNTS = {PLAIN: "native_ready_count", FULL: "native_full_ready_count"}    # segments compiled, per variant
 
 
 def mode_for(program, threads: int, debugger: bool, settings=None) -> int:
@@ -299,10 +300,10 @@ def mode_for(program, threads: int, debugger: bool, settings=None) -> int:
             prepare(program, variant)
         except Exception as e:   # an internal compiler error must not fail the user's launch
             setattr(program, ready, True)
-            setattr(program, f"{ready}_count", 0)
+            setattr(program, _COUNTS[variant], 0)
             warnings.warn(f"gpudbg: native compilation failed, kernel runs interpreted: "
                           f"{type(e).__name__}: {e}", RuntimeWarning, stacklevel=2)
-    return variant if getattr(program, f"{ready}_count", 0) else 0
+    return variant if getattr(program, _COUNTS[variant], 0) else 0
 
 
 def account(program, thread_instructions: int) -> None:
