@@ -47,6 +47,7 @@ from gpudbg.ptx.types import PTX_TYPES
 from gpudbg.sim.native.environment import ENV
 from gpudbg.sim.native import window_checks
 from gpudbg.sim.native.if_bodies import TAKEN_BITS
+from gpudbg.sim.native.raw_floats import RawFloats
 from gpudbg.sim.native.second_pass import SecondPass
 from gpudbg.sim.ops.base import Mods, UnsupportedInstruction, immediate_value
 
@@ -131,14 +132,9 @@ def value_type(dtype: np.dtype) -> L.Type:
     return I1 if np.dtype(dtype).kind == "b" else storage_type(dtype)
 
 
-class SegmentEmitter(SecondPass):
+class SegmentEmitter(SecondPass, RawFloats):
     """Builds one segment function; lowerings call its read/write/env/check
     helpers while it walks the threads."""
-
-    # read_float may hand a float result on before its NaN is made
-    # canonical (write_float): values are SSA along the segment's one path
-    # (a region's registers live in allocas across blocks: not there)
-    TRACKS_RAW_FLOATS = True
 
     def __init__(self, module: L.Module, name: str, program, plan, symbols: list | None = None):
         # checks_only: a precheck function (engine.py, FULL variant): every
@@ -321,31 +317,6 @@ class SegmentEmitter(SecondPass):
         self._store_register(k, v)
         self.dirty.add(k)
         self._block_writes.add(k)
-
-    def write_float(self, operand, raw: L.Value, canonical: L.Value, dtype) -> None:
-        """Write `canonical`, a float result whose NaN was made the
-        canonical NaN, and remember `raw`, the same value before that, for
-        read_float: a NaN's payload is invisible to a consumer whose own
-        result is NaN whenever an input is and is then made canonical, so
-        a chain of fmas tests and selects only where a value is kept
-        (stored, or read any other way)."""
-        self.write(operand, canonical, dtype)
-        if self.TRACKS_RAW_FLOATS and isinstance(operand, ir.Register):
-            k, rd = self.register(operand)
-            if rd == np.dtype(dtype):
-                self.raw_floats[k] = (raw, rd)
-
-    def read_float(self, operand, dtype) -> L.Value:
-        """The operand as `dtype`, or its raw value (write_float) when it
-        has one of that type: for consumers that propagate NaN-ness and make
-        their result canonical (round-to-nearest add, sub, mul, fma)."""
-        if isinstance(operand, ir.Register):
-            k, _ = self.register(operand)
-            got = self.raw_floats.get(k)
-            if got is not None and got[1] == np.dtype(dtype):
-                self.reads.add(k)
-                return got[0]
-        return self.read(operand, dtype)
 
     def _load_register(self, k: int) -> L.Value:
         """Register k's current value in this thread's iteration (its
