@@ -273,7 +273,7 @@ class _JobWatch(KernelWatch):
         if reason is not None:
             raise LaunchAborted(f"kernel {X.function.name} was stopped: {reason}")
         if X.gpu.differential_hold:     # a compared launch (GPUDBG_DIFFERENTIAL) may wait for held-back work
-            native_differential.check_held(X, self.started)
+            native_differential.check_held(X, self.started, self.timeout)
         KernelWatch.check(self, X)
 
 

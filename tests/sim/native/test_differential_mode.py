@@ -240,3 +240,25 @@ def test_a_compared_launch_holds_the_front_end_and_lets_it_go():
     finally:
         gpu.frontend.executing.clear()
         gpu.shutdown()
+
+
+def test_a_held_run_gives_way_after_a_third_of_a_short_hang_timeout(monkeypatch):
+    # the work it may wait for must get to run before the hang timeout
+    # stops the kernel: patience is HOLD_PATIENCE_S or a third of the timeout
+    import time
+    from types import SimpleNamespace
+
+    from gpudbg.sim.gpu import SimGPU
+    gpu = SimGPU()
+    try:
+        X = SimpleNamespace(gpu=gpu)
+        monkeypatch.setattr(gpu.frontend, "held_back", lambda: True)
+        half_second_ago = time.monotonic() - 0.5
+        differential.check_held(X, half_second_ago, None)            # 0.5 s < 2 s: goes on
+        differential.check_held(X, half_second_ago, 10.0)            # 0.5 s < 2 s: goes on
+        with pytest.raises(differential.HeldBack):
+            differential.check_held(X, half_second_ago, 1.2)          # a third of 1.2 s is 0.4 s
+        monkeypatch.setattr(gpu.frontend, "held_back", lambda: False)
+        differential.check_held(X, half_second_ago, 1.2)             # nothing waits: goes on
+    finally:
+        gpu.shutdown()

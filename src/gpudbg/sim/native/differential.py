@@ -73,13 +73,16 @@ class HeldBack(Exception):
     starting waited: the kernel may be waiting for it."""
 
 
-def check_held(X, started: float) -> None:
+def check_held(X, started: float, timeout: float | None = None) -> None:
     """The job watch's check while the GPU is held (every CHECK_STEPS
     steps of a wave): raise HeldBack once the launch has run
-    HOLD_PATIENCE_S (since `started`) and the front end has a command that
-    could start now but for the hold."""
+    HOLD_PATIENCE_S (since `started`), or a third of its hang timeout
+    `timeout` when that is shorter (so that the work it waits for runs
+    before the watch stops it), and the front end has a command that could
+    start now but for the hold."""
     elapsed = time.monotonic() - started
-    if elapsed < HOLD_PATIENCE_S:
+    patience = HOLD_PATIENCE_S if timeout is None else min(HOLD_PATIENCE_S, timeout / 3)
+    if elapsed < patience:
         return
     gpu = X.gpu
     with gpu.cv:
