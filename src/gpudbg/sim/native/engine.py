@@ -279,7 +279,7 @@ _lock = threading.Lock()
 # which may show any register at a breakpoint.
 PLAIN, FULL = 1, 2
 _ATTRS = {PLAIN: ("native", "region", "native_ready"), FULL: ("native_full", "region_full", "native_full_ready")}
-_COUNTS = {PLAIN: "native_ready_count", FULL: "native_full_ready_count"}    # segments compiled, per variant
+_COUNTS = {v: names[2] + "_count" for v, names in _ATTRS.items()}    # segments compiled, per variant
 
 
 def mode_for(program, threads: int, debugger: bool, settings=None) -> int:
@@ -378,7 +378,7 @@ def prepare(program, variant: int = PLAIN) -> None:
                 if getattr(plan, "precheck", False):
                     seg.precheck = jit.segment_function(addresses[name + PRECHECK])
                 setattr(program.code[plan.start], seg_attr, seg)
-        setattr(program, f"{ready}_count", len(stored.plans))
+        setattr(program, _COUNTS[variant], len(stored.plans))
         if variant == PLAIN:
             program.native_segments = len(stored.plans)
             program.native_regions = nregions
