@@ -174,6 +174,10 @@ class RegisterValue:
     name: str                  # PTX spelling, "%r1"
     dtype: str                 # numpy dtype name: "uint32", "float32", "bool"
     value: Any                 # numpy scalar
+    # False: optimized code may have dropped its value at this pc (the
+    # register is dead there); `value` is what the register file holds,
+    # possibly older (cuda-gdb's <optimized out>, value_extrapolation)
+    available: bool = True
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ def read_register(session: Any, dev: int, sm: int, wp: int, ln: int, level: int,
     want = name if name.startswith("%") else "%" + name
     for r in registers(session, dev, sm, wp, ln, level):
         if r.name == want:
-            return r.value
+            return session.register_value(r)
     raise _error("INVALID_REGISTER", f"frame #{level} has no register {want}")
 
 

@@ -72,6 +72,7 @@ class Session(WatchpointsMixin):
         self.table = BreakpointTable()
         self.launch_notify = LaunchNotify.EVENT
         self.break_on_launch = False
+        self.value_extrapolation = False   # show dead registers' last stored values (register_value)
         self._deferred: list[GridView] = []
         self._debug_info: dict[int, Any] = {}
         self._devinfo = DeviceInfoBuilder()
@@ -487,15 +488,21 @@ class Session(WatchpointsMixin):
 
     def read_register(self, dev: int, sm: int, wp: int, ln: int, name: str) -> Any:
         regs = self.registers(dev, sm, wp, ln)
-        for r in regs:
-            if r.name == name:
-                return r.value
         want = name if name.startswith("%") else "%" + name
-        for r in regs:
-            if r.name == want:
-                return r.value
+        for r in [r for r in regs if r.name == name] + [r for r in regs if r.name == want]:
+            return self.register_value(r)
         lv = self.lane(dev, sm, wp, ln)
         raise DebugError("INVALID_REGISTER", f"{lv.function} has no register {want}")
+
+    def register_value(self, r: RegisterValue) -> Any:
+        """`r`'s value; DebugError OPTIMIZED_OUT when optimized code may
+        have dropped it at the lane's pc, unless value_extrapolation is on
+        (then the register file's content, possibly older: cuda-gdb's
+        `set cuda value_extrapolation`)."""
+        if r.available or self.value_extrapolation:
+            return r.value
+        raise DebugError("OPTIMIZED_OUT", f"{r.name} is not live at this pc in optimized code "
+                                          f"(<optimized out>; compile with -G to keep every register)")
 
     @_wrap
     def write_register(self, dev: int, sm: int, wp: int, ln: int, name: str, value: Any) -> None:

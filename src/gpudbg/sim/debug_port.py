@@ -282,6 +282,20 @@ class DevicePort:
         self._leaders[key] = (self._bp_version, leader, pcs)
         return leader, pcs
 
+    def keeps_every_register(self, program: Any) -> bool:
+        """Whether a launch of `program` starting now must keep every
+        register exact at a stop (the native engine's FULL variant): when
+        a breakpoint or a watched memory instruction is in it, or its PTX
+        was compiled for debugging (`.target ..., debug`, nvcc -G). Else
+        it runs the optimized code an undebugged launch runs, and a stop
+        that comes anyway (a suspend, a breakpoint set while it runs, a
+        fault) shows the registers not live at a lane's pc as optimized
+        out, as cuda-gdb does for code built without -G."""
+        if getattr(program.module, "debug", False):
+            return True
+        leader, _pcs = self.leaders(program)
+        return leader is not program.leader
+
     def set_breakpoints(self, addresses: set[int]) -> None:
         with self.cv:
             self.breakpoints = set(addresses)

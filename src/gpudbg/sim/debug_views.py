@@ -141,9 +141,34 @@ def registers(port: Any, X: Any, sm: int, wp: int, ln: int, function: str | None
     (a caller's frame: PTX registers are per function, so a caller's
     stay in place while its callee runs)."""
     s = slot_of(X, sm, wp, ln)
-    _f, ks = _function_registers(X, s, slot_pcs(port, X), function)
+    pcs = slot_pcs(port, X)
+    _f, ks = _function_registers(X, s, pcs, function)
     prog = X.program
-    return [RegisterValue(prog.reg_names[k][1], X.regs[k].dtype.name, X.regs[k][s]) for k in ks]
+    live = _live_registers(X, s, pcs, function)
+    return [RegisterValue(prog.reg_names[k][1], X.regs[k].dtype.name, X.regs[k][s], live is None or bool(live >> k & 1))
+            for k in ks]
+
+
+def _live_registers(X: Any, s: int, pcs: np.ndarray, function: str | None) -> int | None:
+    """The registers whose values are exact for slot s (a bitset), None
+    for all of them: in a wave that ran optimized native code
+    (X.drops_dead_registers), those live before the pc the lane resumes
+    its function at (its own pc; a caller's frame: the return pc of that
+    function's innermost activation), which is what compiled code stored."""
+    if not getattr(X, "drops_dead_registers", False):
+        return None
+    from gpudbg.sim.native.liveness import live_before
+    prog = X.program
+    pc = int(pcs[s])
+    if function is not None and not (0 <= pc < len(prog.code) and
+                                     prog.function_list[int(prog.function_of_pc[pc])].name == function):
+        depth = int(X.depth[s]) if len(X.depth) > s else 0
+        rets = [int(X.ret_stack[depth - 1 - k, s]) for k in range(depth)]
+        pc = next((r for r in rets if 0 <= r < len(prog.code) and
+                   prog.function_list[int(prog.function_of_pc[r])].name == function), -1)
+    if not 0 <= pc < len(prog.code):
+        return 0
+    return live_before(prog)[pc]
 
 
 def write_register(port: Any, X: Any, sm: int, wp: int, ln: int, name: str, value: Any,

@@ -138,15 +138,16 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     pool = sm_pool.pool_for(gpu)
     shape = template.shape
     port = debug_port.port_for(gpu)   # None unless a debugger is attached
-    # a debugger, and a non-default schedule (whose seed must pick the same
-    # interleaving on both engines), get the variant whose steps are the
-    # interpreter's (no loop regions; if bodies only where steps may fold,
-    # X.folds_steps); so does a launch whose fault would be dumped
-    # (GPUDBG_COREDUMP_ON_EXCEPTION): it stores every register and none
-    # past a fault
-    native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
-                                    debugger=port is not None or order is not None or coredumps,
-                                    settings=settings)
+    # a non-default schedule (whose seed must pick the same interleaving on
+    # both engines) gets the variant whose steps are the interpreter's (no
+    # loop regions; if bodies only where steps may fold, X.folds_steps); so
+    # does a launch whose fault would be dumped (GPUDBG_COREDUMP_ON_EXCEPTION):
+    # it stores every register and none past a fault. So does a debugged
+    # launch whose registers must all be exact at a stop (debug_port.py,
+    # DevicePort.keeps_every_register), decided after the debugger saw the
+    # launch (a stop on launch arms breakpoints first)
+    exact = order is not None or coredumps
+    native = 0
     tap = instrument.active()          # None unless an analysis tool is installed
     launch = None
     failure: BaseException | None = None
@@ -159,6 +160,10 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         if port is not None:
             port.kernel_ready(function, grid, block, shared_bytes, params, grid_id, parent=parent,
                               cluster=plan.cluster)
+        native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
+                                        debugger=exact or (port is not None and
+                                                           port.keeps_every_register(function.program)),
+                                        settings=settings)
         if tap is not None:
             launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
             tap.launch_begin(launch)
@@ -193,6 +198,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                         # under a tool, execute_step runs only the compiled code that emits
                         # nothing the tool consumes (instrument.Event, Tap.consumes)
                         X.native_on = native
+                        X.drops_dead_registers = native == native_engine.PLAIN   # (debug_views.py)
                         X.native_threads = threads
                         X.folds_steps = order is None   # a random order draws every step (if_bodies.py)
                         if X.native_on:   # native code addresses registers through this table

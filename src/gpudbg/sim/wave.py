@@ -108,6 +108,7 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self.native_threads = 1   # host threads for one native call (GPUDBG_THREADS)
         self.native_gate = None   # a sub-wave's launch-wide lock, dropped around native calls (sim/subwaves.py)
         self.folds_steps = True   # native code may fold scheduler steps (False: a random order draws each)
+        self.drops_dead_registers = False   # the PLAIN variant runs: dead registers may keep older values
         # per (block, barrier) counters: a shared read-only zero table until
         # the wave's first barrier arrival makes them its own
         self.bar_arrivals = self.bar_expected = self.bar_redsum = self._no_barriers

@@ -20,7 +20,9 @@ through .param memory).
 What it deliberately does not do: track liveness across kernels or
 launches; registers are dead when a thread exits, so a debugger attached
 later or a coredump taken after a native launch sees dead registers as
-the last store left them (the debugger runs launches interpreted).
+the last store left them. A debugger that stops a wave running the PLAIN
+variant shows the registers not live at a lane's pc as optimized out
+(live_before), as cuda-gdb does for optimized code.
 """
 from __future__ import annotations
 
@@ -79,11 +81,13 @@ def _successors(program, c, labels_of: dict) -> list[int]:
     return targets + [c.pc + 1]
 
 
-def live_after(program, kills: dict[int, int], uses: dict[int, int] | None = None) -> list[int]:
+def live_after(program, kills: dict[int, int], uses: dict[int, int] | None = None,
+               before: list[int] | None = None) -> list[int]:
     """live[pc]: bitset of registers that may be read after pc executes.
     `kills[pc]`: bitset of registers that pc certainly overwrites;
     `uses[pc]`: the exact bitset a lowered pc reads (others: every
-    register it names)."""
+    register it names). `before`, when given, receives the bitsets live
+    before each pc (what a debugger stopped there may show, below)."""
     code = program.code
     n = len(code)
     labels_of: dict[str, list[int]] = {}
@@ -106,4 +110,22 @@ def live_after(program, kills: dict[int, int], uses: dict[int, int] | None = Non
             if new_in != live_in[pc]:
                 live_in[pc] = new_in
                 changed = True
+    if before is not None:
+        before[:] = live_in[:n]
     return live_out
+
+
+def live_before(program) -> list[int]:
+    """Per pc: the registers a thread about to run it may still read,
+    by the same analysis that decides what compiled code stores
+    (segments.plan_segments). In a wave that ran the PLAIN variant only
+    these hold the values the interpreter would have given; the others
+    may keep an older value (the debugger shows them as optimized out).
+    Computed once per program."""
+    got = getattr(program, "native_live_before", None)
+    if got is None:
+        from gpudbg.sim.native.segments import plan_segments
+        got = []
+        plan_segments(program, if_convert=True, live_before=got)
+        program.native_live_before = got
+    return got

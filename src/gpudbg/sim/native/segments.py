@@ -48,13 +48,14 @@ class SegmentPlan:
         return f"seg_{self.start}_{self.end}"
 
 
-def plan_segments(program, min_length: int = 1, if_convert: bool = False
+def plan_segments(program, min_length: int = 1, if_convert: bool = False, live_before: list | None = None
                   ) -> tuple[list[SegmentPlan], dict, list[int]]:
     """Every segment of the program's code, in pc order; with what the
     regions need: {pc: (effect, reads, writes)} of every lowered
     instruction and the liveness bitsets (live after each pc). With
     `if_convert`, a segment may hold up to if_bodies.PER_SEGMENT if
-    bodies."""
+    bodies. `live_before` receives the bitsets live before each pc
+    (liveness.live_before)."""
     from gpudbg.sim.native.if_bodies import PER_SEGMENT, IfBodies
     from gpudbg.sim.native.probe import Prober
     probe = Prober(program)
@@ -120,7 +121,7 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False
         if low.effect == "write":
             close()
     close()
-    live = live_after(program, kills, uses)
+    live = live_after(program, kills, uses, live_before)
     for plan in out:
         bits = live[plan.end - 1]
         plan.live_out = {k for k in range(bits.bit_length()) if bits >> k & 1}
