@@ -31,8 +31,8 @@ extern "C" __global__ void never(int *p) { if (p == 0) p[0] = 1; }
 """
 
 
-def matmul_case(n: int = 96):
-    mod = gpudbg.compile(example_source("matmul"), name="matmul.cu")
+def matmul_case(n: int = 96, options: tuple = ()):
+    mod = gpudbg.compile(example_source("matmul"), name="matmul.cu", options=list(options))
     rng = np.random.default_rng(3)
     a = rng.random((n, n), dtype=np.float32)
     b = rng.random((n, n), dtype=np.float32)

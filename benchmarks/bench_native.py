@@ -18,7 +18,10 @@ Measured in one run, with every check on and one host thread:
   load from the on-disk cache (plans and object code: sim/native/plan_store.py);
 - the debugger: the matmul and reduction examples with a debugger attached
   and a breakpoint armed in a kernel that never runs, over the same
-  launches run natively without a debugger.
+  launches run natively without a debugger (they run the same optimized
+  code: debug_port.DevicePort.keeps_every_register); and, without a
+  target, matmul built with -G, whose launches under the debugger keep
+  every register exact.
 
     python benchmarks/bench_native.py [--repeat N] [--small] [--skip PART ...]
 
@@ -242,6 +245,24 @@ def debugger_slowdown(repeat: int, small: bool) -> bool:
         ok &= met
         print(f"{name:34} {att:10.3f} {native:9.3f} {att / native:6.2f}x {interp:9.3f} {att / interp:6.2f}x"
               f"  target <= {DEBUG_TARGET}x: {'met' if met else 'MISSED'}")
+    # built with -G, a kernel keeps every register exact under a debugger
+    # (the FULL variant); without, registers dead at a stop's pc read
+    # <optimized out>, as cuda-gdb shows them in optimized code
+    n = 256 if small else 512
+
+    def g_case():
+        return matmul_case(n, options=("-G",))
+
+    def g_undebugged():
+        run, good = g_case()
+        run()
+        t = best_of(run, repeat)
+        assert good(), "result differs from numpy"
+        return t
+    native = with_engine("native", g_undebugged)
+    att = with_engine("native", lambda: attached_time(g_case, repeat, arm_unreached))
+    print(f"{'matmul -G (every register exact)':34} {att:10.3f} {native:9.3f} {att / native:6.2f}x "
+          f"{'':>9} {'':>7}  (no target)")
     return ok
 
 

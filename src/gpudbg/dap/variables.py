@@ -200,6 +200,8 @@ class RegistersNode(Node):
                 text = format_value(Value.from_numpy(r.value), fmt)
             except Exception:
                 text = str(r.value)
+            if not r.available:      # dead at this pc in optimized code (Session.register_value)
+                text = f"(possibly) {text}" if s.value_extrapolation else "<optimized out>"
             out.append({"name": r.name, "value": text, "type": r.dtype, "variablesReference": 0,
                         "evaluateName": f"${name}"})
         return out

@@ -163,7 +163,10 @@ class LaneContext:
                                               "%" + name)
             else:
                 x = self.session.read_register(self.dev, self.sm, self.wp, self.ln, "%" + name)
-        except _errors():
+        except _errors() as e:
+            if getattr(e, "code", None) == "OPTIMIZED_OUT":     # gdb's words for using such a value
+                from .expr import ExpressionError
+                raise ExpressionError(f"${name}: value has been optimized out") from None
             return None
         except (KeyError, ValueError):
             return None

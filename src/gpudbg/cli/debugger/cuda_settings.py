@@ -24,6 +24,11 @@ Those that apply:
 - coalescing on|off: `info cuda threads|blocks` join ranges (off: a row each).
 - thread_selection logical|physical: which lane of a stop takes the focus
   (the lowest block/thread, or the lowest sm/warp/lane).
+- value_extrapolation on|off: a launch that ran optimized native code
+  (no breakpoint in its kernel when it started, PTX not built with -G)
+  keeps only the registers live at each pc; off shows the others as
+  `<optimized out>`, on shows what the register file holds, marked
+  `(possibly)` since it may be an older value.
 """
 from __future__ import annotations
 
@@ -59,8 +64,7 @@ SETTINGS: dict[str, Setting] = {
     "ptx_cache": Setting(ON_OFF, "on", "PTX registers are read from the simulator itself, never cached"),
     "single_stepping_optimizations": Setting(ON_OFF, "on", "single steps already run one warp instruction "
                                                            "at a time in the simulator"),
-    "value_extrapolation": Setting(ON_OFF, "off", "no value is ever optimized out of a PTX register here "
-                                                  "that could be extrapolated"),
+    "value_extrapolation": Setting(ON_OFF, "off"),
     "software_preemption": Setting(ON_OFF, "off", "the simulated GPU is never shared with a display"),
     "disassemble_from": Setting(("device_memory", "elf_image"), "elf_image",
                                 "disassembly is always the loaded module's PTX"),
@@ -100,6 +104,8 @@ def set_cuda(dbg: Any, rest: str) -> None:
             dbg.interceptor.uninstall()
         elif dbg.inferior is not None and dbg.inferior.running:
             dbg.interceptor.install()
+    elif name == "value_extrapolation":
+        dbg.session.value_extrapolation = value == "on"
     elif name == "memcheck":
         if dbg.inferior is not None and dbg.inferior.running:
             (start_memcheck if value == "on" else stop_memcheck)(dbg)

@@ -309,7 +309,12 @@ def info_registers(dbg: Any, rest: str) -> str:
         n = r.name.lstrip("%")
         if wanted and n not in wanted:
             continue
-        lines.append(f"{r.name:<15}{_hex_bits(r.value):<19}{_natural(r.value)}")
+        if r.available:
+            lines.append(f"{r.name:<15}{_hex_bits(r.value):<19}{_natural(r.value)}")
+        elif s.value_extrapolation:      # cuda-gdb marks an extrapolated value so
+            lines.append(f"{r.name:<15}{'(possibly) ' + _hex_bits(r.value):<29} {_natural(r.value)}")
+        else:
+            lines.append(f"{r.name:<15}<optimized out>")
     if not wanted or "pc" in wanted:
         pc = s.frames(f.dev, f.sm, f.wp, f.ln)[level].pc if level else lane.pc
         fn = safe(s.function_at, f.dev, pc - (16 if level else 0))
