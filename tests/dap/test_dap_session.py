@@ -355,3 +355,16 @@ def test_stdio_usage_errors():
     r = subprocess.run([sys.executable, "-m", "gpudbg", "dap", "--port", "70000"], capture_output=True, text=True,
                        timeout=TIMEOUT)
     assert r.returncode == 2 and "not a TCP port" in r.stderr
+
+
+def test_registers_dead_in_optimized_code_read_optimized_out(dap, monkeypatch):
+    # the kernel runs compiled (no breakpoint in it, built without -G): at
+    # its fault, registers not live at the pc are shown as cuda-gdb does
+    monkeypatch.setenv("GPUDBG_ENGINE", "native")
+    c = dap(OOB)
+    ev = c.wait_event("stopped")["body"]
+    assert ev["reason"] == "exception"
+    _, regs = scope_vars(c, top(c, ev["threadId"])["id"], "Registers")
+    values = {name: v["value"] for name, v in regs.items() if name != "pc"}
+    gone = [name for name, v in values.items() if v == "<optimized out>"]
+    assert gone and len(gone) < len(values), values
