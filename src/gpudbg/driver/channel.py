@@ -20,6 +20,20 @@ submitting the work that would release it. When it is the push's turn
 and its words fit, reserve writes them at once, in the same hold of the
 GPU's condition (nothing to wait for, so nothing is held up): a launch
 takes that condition once instead of twice.
+
+Waking the host (the one idea of the waits): a writer waits for room on
+the channel's own condition (`_room`, sharing the GPU's lock), not on the
+GPU's, so the notify after every retired command does not wake it; the
+front end wakes it by name once the ring is half free (`room_wanted`,
+hysteresis: a host far ahead of the GPU then writes half a ring of pushes
+per wake-up instead of one push per retired command), or at once when the
+ring emptied (discard, fault, reset), the channel closed, or its head
+stalled (a semaphore or value wait, a busy engine) with the room needed
+free. The one stall the front end cannot see is a long-running command (a
+kernel spinning on a host flag): after ROOM_BACKSTOP_S without a wake the
+writer takes whatever room suffices, so waiting for the threshold can
+delay a push but never hang one. Later reservations wait for their turn
+on a second condition (`_turn`), woken when a turn ends.
 """
 from __future__ import annotations
 
@@ -32,6 +46,7 @@ from gpudbg.driver.ring import MAX_COMMAND_WORDS, Ring, RingFullError
 from gpudbg.sim.memory.spaces import AllocationKind
 
 DEFAULT_RING_BYTES = 4096
+ROOM_BACKSTOP_S: float | None = 0.02   # a writer below the threshold takes what fits after this (None: never)
 _RELEASE_WORDS = 1 + C.payload_words(C.Opcode.SEM_RELEASE)   # the fence's SEM_RELEASE closing every push
 _chain = itertools.chain.from_iterable
 _ids = itertools.count(1)
@@ -64,6 +79,10 @@ class Channel:
         self.limits_checked = -1                  # ... found current at this context limits_version
         self._tickets = 0     # reservations handed out ...
         self._serving = 0     # ... and the one whose words go into the ring now
+        self._turn = gpu.cv.sibling()     # reservations waiting for their turn
+        self._room = gpu.cv.sibling()     # the serving writer waiting for ring room
+        self.room_wanted = 0   # free words at which the front end wakes that writer (0: none waits) ...
+        self.room_needed = 0   # ... and the words its next command needs (enough when the ring stalls)
         self.closed = False
         gpu.frontend.attach(self)
 
@@ -125,15 +144,15 @@ class Channel:
     def _write(self, ticket: int, encoded: list[list[int]]) -> None:
         """The second half of a push whose words did not go in at once: wait
         for its turn, then for room. A host far ahead of the GPU comes here
-        on every push and is woken by every GPU notify while it waits, so
-        the waits test their conditions in plain loops (the lock taken
-        directly, not through the Condition's Python-level with-statement)."""
+        on every push, so the waits test their conditions in plain loops
+        (the lock taken directly, not through the Condition's Python-level
+        with-statement)."""
         cv = self.gpu.cv
         ring = self.ring
         cv.acquire()
         try:
             while self._serving != ticket:
-                cv.wait()
+                self._turn.wait()
             try:
                 if not self.closed and len(encoded) > 1:
                     flat = list(_chain(encoded))
@@ -145,18 +164,39 @@ class Channel:
                     if size - 1 - (ring.put - ring.get) % size < n and not self.closed:     # ring.free() < n
                         # the words written so far must reach the GPU before this waits for room
                         cv.notify_all()
-                        while size - 1 - (ring.put - ring.get) % size < n and not self.closed:
-                            cv.wait()
+                        self._wait_room(n)
                     if self.closed:
                         break          # the context was torn down: its work is discarded
                     ring.write(words)
                     self.gpu.frontend.rung(self)
             finally:
                 self._serving += 1
+                self._turn.notify_all()
                 cv.notify_all()        # the words and this turn's end, at once
         finally:
             cv.release()
         self.retire_pins()
+
+    def _wait_room(self, n: int) -> None:
+        """Wait (holding the GPU's lock) until n words fit or the channel
+        closed. The front end wakes this at room_wanted free words, or at
+        room_needed when the ring stalls; the backstop covers a stall it
+        cannot see (see the module docstring)."""
+        ring = self.ring
+        size = ring.size
+        try:
+            while size - 1 - (ring.put - ring.get) % size < n and not self.closed:
+                self.room_needed = n
+                self.room_wanted = max(n, (size - 1) // 2)
+                self._room.wait(ROOM_BACKSTOP_S)
+        finally:
+            self.room_wanted = self.room_needed = 0
+
+    def wake_writer(self) -> None:
+        """The front end's call when room appeared or waiting for more is
+        pointless (caller holds the GPU's lock)."""
+        self.room_wanted = 0
+        self._room.notify_all()
 
     def retire_pins(self) -> None:
         """Drop the pins of pushes whose fence retired."""
@@ -207,6 +247,8 @@ class Channel:
             if self.closed:
                 return
             self.closed = True
+            self.wake_writer()          # a push waiting for room is discarded ...
+            self._turn.notify_all()     # ... and so are the ones waiting for their turn
         self.gpu.frontend.detach(self)
         self.gpu.free_internal(self.ring.allocation)
         with self.gpu.cv:

@@ -19,9 +19,12 @@ every command and doorbell, and also every VALUE_POLL_S, since a host store
 (or a running kernel) changes memory without ringing a doorbell. Executed
 work advances the device clock by sim/timing.py's cost model; TIMESTAMP
 stores it. Every pointer update and semaphore write happens under the GPU's
-condition variable, followed by notify_all, so host waiters (fences, ring
-space) wake exactly when something changed; with nothing runnable the
-scheduler sleeps on the same condition.
+condition variable, followed by notify_all, so host waiters (fences) wake
+exactly when something changed; with nothing runnable the scheduler sleeps
+on the same condition. A host waiting for ring space waits on its channel's
+own condition instead and is woken by name (`wake_writer`): when half the
+ring is free, when a discard empties it, or when the channel's head stalls
+(driver/channel.py says why).
 
 Errors: a KernelFault, a bad command or an illegal copy address stops the
 whole channel group (context): pending commands are discarded, each
@@ -289,7 +292,11 @@ class Frontend:
         elif channel.semaphore.error is not None:
             self._discard(channel)   # its group failed while the command ran: nothing after it runs
         else:
-            channel.ring.get = (offset + cmd.size_words) % channel.ring.size
+            ring = channel.ring
+            ring.get = get = (offset + cmd.size_words) % ring.size
+            want = channel.room_wanted
+            if want and ring.size - 1 - (ring.put - get) % ring.size >= want:   # ring.free()
+                channel.wake_writer()    # a host waiting for room: half the ring is free now
         self.cv.notify_all()
 
     def _pick(self) -> tuple[Any, int, C.Command] | None:
@@ -319,12 +326,15 @@ class Frontend:
                 self.cv.notify_all()
                 continue
             if cmd.opcode is C.Opcode.SEM_ACQUIRE and not self._acquired(ch, cmd):
+                self._stalled(ch)
                 continue
             if cmd.opcode is C.Opcode.WAIT_VALUE and not self._value_ready(cmd):
                 self._value_blocked = True
+                self._stalled(ch)
                 continue
             kind = ENGINE_OF.get(cmd.opcode)
             if kind is not None and not self.engines[kind].free():
+                self._stalled(ch)
                 continue
             prio = getattr(ch, "priority", 0)
             if best is None or prio < best[0]:
@@ -334,6 +344,15 @@ class Frontend:
         _prio, k, ch, offset, cmd = best
         self._rr = (self._rr + k + 1) % n
         return ch, offset, cmd
+
+    @staticmethod
+    def _stalled(channel: Any) -> None:
+        """`channel`'s head cannot start now (caller holds cv): a host
+        waiting for the ring to drain to its wake threshold takes the room
+        there is, since the work that would release the head may be its own
+        next push or store (driver/channel.py)."""
+        if channel.room_wanted and channel.ring.free() >= channel.room_needed:
+            channel.wake_writer()
 
     def _acquired(self, channel: Any, cmd: C.Command) -> bool:
         try:
@@ -551,6 +570,8 @@ class Frontend:
         ring.get = ring.put
         last = max(last, sem.issued)
         sem._word[0] = last
+        if channel.room_wanted:
+            channel.wake_writer()    # the ring is empty: a host waiting for room writes (and is discarded)
 
     def _abort_group(self, group: int, reason: str) -> None:
         """Tell the group's running jobs to stop (caller holds cv)."""
