@@ -34,6 +34,14 @@ KEY = entry_key("program", "ir")
 keys = st.builds(entry_key, st.text(max_size=20), st.text(max_size=20))
 
 
+@pytest.fixture(autouse=True)
+def _worker_processes_count_compiles_alone(monkeypatch):
+    """The worker processes count what they compile: under differential
+    mode (GPUDBG_DIFFERENTIAL, inherited) they would also compile for the
+    comparison run, which is not what these tests are about."""
+    monkeypatch.delenv("GPUDBG_DIFFERENTIAL", raising=False)
+
+
 def _spawn():
     return multiprocessing.get_context("spawn")
 

@@ -10,7 +10,7 @@ dynamic parallelism, faults, printf) runs as it always does. Between the
 runs differential_state.py puts memory and the launch-visible GPU state
 back. The native run always compiles (no auto tier); with
 GPUDBG_DIFFERENTIAL=full a third run compares the FULL variant (the one a
-debugger gets) too, =debugger that variant alone. The last run's effects
+debugger gets for a kernel with a breakpoint in it or built with -G) too, =debugger that variant alone. The last run's effects
 and result are the launch's.
 
 Launches that cannot be compared run once, as usual, and are counted by
