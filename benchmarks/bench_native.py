@@ -231,15 +231,16 @@ def debugger_slowdown(repeat: int, small: bool) -> bool:
     ok = True
     cases = (("matmul", lambda: matmul_case(256 if small else 512)),
              ("reduction", lambda: reduction_case(1 << 20 if small else 1 << 22)))
+    def undebugged(case):
+        run, good = case()
+        run()
+        t = best_of(run, repeat)
+        assert good(), "result differs from numpy"
+        return t
+
     for name, case in cases:
-        def undebugged():
-            run, good = case()
-            run()
-            t = best_of(run, repeat)
-            assert good(), "result differs from numpy"
-            return t
-        native = with_engine("native", undebugged)
-        interp = with_engine("interp", undebugged)
+        native = with_engine("native", lambda: undebugged(case))
+        interp = with_engine("interp", lambda: undebugged(case))
         att = with_engine("native", lambda: attached_time(case, repeat, arm_unreached))
         met = att / native <= DEBUG_TARGET
         ok &= met
@@ -252,14 +253,7 @@ def debugger_slowdown(repeat: int, small: bool) -> bool:
 
     def g_case():
         return matmul_case(n, options=("-G",))
-
-    def g_undebugged():
-        run, good = g_case()
-        run()
-        t = best_of(run, repeat)
-        assert good(), "result differs from numpy"
-        return t
-    native = with_engine("native", g_undebugged)
+    native = with_engine("native", lambda: undebugged(g_case))
     att = with_engine("native", lambda: attached_time(g_case, repeat, arm_unreached))
     print(f"{'matmul -G (every register exact)':34} {att:10.3f} {native:9.3f} {att / native:6.2f}x "
           f"{'':>9} {'':>7}  (no target)")

@@ -54,6 +54,17 @@ def _finish(session, where):
     session.resume(0)
 
 
+def _assert_every_register_exact(session, h):
+    """Lane 5 (tid 5), stopped in the loop, shows every register with
+    the interpreter's value (%r2 = 3*tid, %r3 = 4*tid); then the run ends."""
+    where = _lane5(session)
+    regs = _regs(session, where)
+    assert all(r.available for r in regs.values())
+    assert int(regs["%r2"].value) == 15 and int(regs["%r3"].value) == 20
+    _finish(session, where)
+    np.testing.assert_array_equal(h.join(), _expected())
+
+
 @pytest.fixture
 def native(monkeypatch):
     monkeypatch.setenv("GPUDBG_ENGINE", "native")
@@ -106,31 +117,14 @@ def test_a_breakpoint_armed_before_the_launch_keeps_every_register(session, nati
     assert stop(session).reason is StopReason.BREAKPOINT
     session.resume(0)
     _suspend_in_loop(session)
-    where = _lane5(session)
-    regs = _regs(session, where)
-    assert all(r.available for r in regs.values())
-    assert int(regs["%r2"].value) == 15 and int(regs["%r3"].value) == 20
-    _finish(session, where)
-    np.testing.assert_array_equal(h.join(), _expected())
+    _assert_every_register_exact(session, h)
 
 
 def test_ptx_compiled_for_debugging_keeps_every_register(session, native):
     ptx = spin_ptx("opt_spin_g").replace(".target sm_80", ".target sm_80, debug")
-    h = _suspended_in_loop(session, ptx, "opt_spin_g")
-    where = _lane5(session)
-    regs = _regs(session, where)
-    assert all(r.available for r in regs.values())
-    assert int(regs["%r2"].value) == 15 and int(regs["%r3"].value) == 20
-    _finish(session, where)
-    np.testing.assert_array_equal(h.join(), _expected())
+    _assert_every_register_exact(session, _suspended_in_loop(session, ptx, "opt_spin_g"))
 
 
 def test_the_interpreter_keeps_every_register(session, monkeypatch):
     monkeypatch.setenv("GPUDBG_ENGINE", "interp")
-    h = _suspended_in_loop(session, spin_ptx("opt_spin_i"), "opt_spin_i")
-    where = _lane5(session)
-    regs = _regs(session, where)
-    assert all(r.available for r in regs.values())
-    assert int(regs["%r2"].value) == 15
-    _finish(session, where)
-    np.testing.assert_array_equal(h.join(), _expected())
+    _assert_every_register_exact(session, _suspended_in_loop(session, spin_ptx("opt_spin_i"), "opt_spin_i"))
