@@ -90,20 +90,20 @@ def _released(t: threading.Thread) -> bool:
 def test_a_full_ring_wakes_the_writer_at_half_free_not_at_every_retire(rig):
     gpu, ch, launch, tokens = rig
     _fill(ch, launch)
+    put = ch.ring.put
     assert ch.ring.free() == 7
     writer, out = _blocked_writer(gpu, ch, launch)
-    with gpu.cv:    # the push went in command by command: its LAUNCH (3 words) fit, its release waits
-        put = ch.ring.put
-        assert ch.ring.free() == 4 and ch.room_needed == 5
-    tokens.sem.release(3)                     # three launches retire: 28 words free, enough but below half
-    _until(gpu, lambda: ch.completed >= 3, "three launches to retire")
+    with gpu.cv:    # it found the ring full: it waits for half of it, though 3 words (its LAUNCH) would do
+        assert ch.ring.put == put and ch.room_needed == 3
+    tokens.sem.release(2)                     # two launches retire: 23 words free, room for it but below half
+    _until(gpu, lambda: ch.completed >= 2, "two launches to retire")
     with gpu.cv:
-        assert ch.ring.free() == 4 + 3 * LAUNCH_PUSH
+        assert ch.ring.free() == 7 + 2 * LAUNCH_PUSH
         assert ch.room_wanted == THRESHOLD and ch.ring.put == put, "woken before half the ring was free"
-    tokens.sem.release(1)                     # four retired: 36 words free, past the threshold
+    tokens.sem.release(1)                     # three retired: 31 words free, the threshold
     assert _released(writer), "retiring down to the threshold did not wake the writer"
     assert out["fence"] == 8
-    tokens.sem.release(4)
+    tokens.sem.release(5)
     ch.wait(8)
     assert ch.completed == 8 and ch.error is None and ch.idle()
 
@@ -144,7 +144,7 @@ def test_a_reset_discards_the_ring_and_wakes_the_writer(rig):
     killer = threading.Thread(target=gpu.frontend.kill_group, args=(ch.group, error), daemon=True)
     killer.start()
     _until(gpu, lambda: ch.group in gpu.frontend._killing, "the reset to start")
-    tokens.sem.release(1)                     # the running launch ends (12 words free, below half)
+    tokens.sem.release(1)                     # the running launch ends (15 words free, below half)
     assert _released(killer)
     assert _released(writer), "the reset's discard did not wake the writer"
     ch.wait(out["fence"])
@@ -159,7 +159,7 @@ def test_a_stalled_head_hands_the_writer_the_room_there_is(rig):
     ch.push([C.make(C.Opcode.WAIT_VALUE, address=word.base, value=1, flags=0, width=4)])  # 12 words
     _fill(ch, launch, 5)                                                                # 40: 3 free
     writer, out = _blocked_writer(gpu, ch, launch)
-    tokens.sem.release(1)                     # 8 words free, then the head waits for the value
+    tokens.sem.release(1)                     # 11 words free, then the head waits for the value
     assert _released(writer), "a stalled head did not hand the writer the room there was"
     word.data[:4] = np.frombuffer(np.uint32(1).tobytes(), np.uint8)   # what the host does next
     tokens.sem.release(6)
@@ -172,7 +172,7 @@ def test_the_backstop_takes_the_room_behind_a_command_that_runs_on(rig, monkeypa
     monkeypatch.setattr(channel_mod, "ROOM_BACKSTOP_S", 0.01)
     _fill(ch, launch)
     writer, out = _blocked_writer(gpu, ch, launch)
-    tokens.sem.release(1)                     # 12 words free, then the next launch runs (and runs on)
+    tokens.sem.release(1)                     # 15 words free, then the next launch runs (and runs on)
     assert _released(writer), "the backstop did not take the room there was"
     with gpu.cv:
         assert ch.completed == 1              # the writer did not wait for the launch running now

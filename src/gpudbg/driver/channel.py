@@ -17,9 +17,16 @@ under the stream's context lock) and the write (which may wait for ring
 space, done after that lock is released, in reservation order): a thread
 whose stream's ring is full behind a wait does not keep other threads from
 submitting the work that would release it. When it is the push's turn
-and its words fit, reserve writes them at once, in the same hold of the
-GPU's condition (nothing to wait for, so nothing is held up): a launch
-takes that condition once instead of twice.
+and its words fit, reserve writes them at once, holding the channel's own
+host lock (tickets, fence values, put) but not the GPU's: the host is the
+only writer of put, writes it after the words, and the GPU reads a ring
+only up to put. The doorbell takes the GPU's lock only when no command of
+the channel runs (a running one's thread looks at the ring under that lock
+before it lets the channel go). So a host queuing launches behind running
+ones and the GPU thread retiring them do not take one lock per launch
+each: on two cores that becomes a lock convoy, every acquisition blocking
+(the lock is handed to a blocked waiter, which then waits for the GIL),
+two context switches per launch on each side.
 
 Waking the host (the one idea of the waits): a writer waits for room on
 the channel's own condition (`_room`, sharing the GPU's lock), not on the
@@ -38,6 +45,7 @@ on a second condition (`_turn`), woken when a turn ends.
 from __future__ import annotations
 
 import itertools
+import threading
 from typing import Any, Callable, Sequence
 
 from gpudbg.driver import commands as C
@@ -79,6 +87,7 @@ class Channel:
         self.limits_checked = -1                  # ... found current at this context limits_version
         self._tickets = 0     # reservations handed out ...
         self._serving = 0     # ... and the one whose words go into the ring now
+        self._host_lock = threading.Lock()   # the host side's: tickets, fence values, put (see reserve)
         self._turn = gpu.cv.sibling()     # reservations waiting for their turn
         self._room = gpu.cv.sibling()     # the serving writer waiting for ring room
         self.room_wanted = 0   # free words at which the front end wakes that writer (0: none waits) ...
@@ -111,60 +120,83 @@ class Channel:
                 for n in [len(words) for words in encoded] + [_RELEASE_WORDS]:
                     if n > limit:
                         raise RingFullError(f"ring {self.name}: a {n}-word command can never fit")
-            cv = self.gpu.cv
-            cv.acquire()    # (the lock itself: a Condition's `with` is a Python-level call each way)
+            lock = self._host_lock
+            lock.acquire()    # (the lock itself: a `with` is a Python-level call each way)
             try:
                 if self.closed:
                     raise ChannelClosedError(f"channel {self.name} is closed")
                 value = self.semaphore.next_value()
                 encoded.append(self._release_head + [value & C.WORD_MASK, (value >> 32) & C.WORD_MASK])
                 if pins:
-                    self.pins.extend((value, p) for p in pins)
+                    with self.gpu.cv:      # retire_pins and close take the list under the GPU's lock
+                        self.pins.extend((value, p) for p in pins)
                     pins = ()
                 ticket = self._tickets
                 self._tickets = ticket + 1
-                if self._serving == ticket:      # no earlier push still to write: write now if it fits
+                full = self._serving == ticket
+                if full:                         # no earlier push still to write: write now if it fits
                     flat = list(_chain(encoded))
                     ring = self.ring
                     if ring.size - 1 - (ring.put - ring.get) % ring.size >= len(flat):   # ring.free()
                         try:
-                            ring.write(flat)
-                            self.gpu.frontend.rung(self)
+                            ring.write(flat)     # the words, then put: the GPU reads up to put only
                         finally:
-                            self._serving = ticket + 1
-                            cv.notify_all()
+                            self._serving = ticket + 1   # (no later ticket exists while this lock is held)
+                        self._doorbell()
                         return value, self.retire_pins
             finally:
-                cv.release()
+                lock.release()
         finally:
             for p in pins:
                 p.unpin()
-        return value, lambda: self._write(ticket, encoded)
+        return value, lambda: self._write(ticket, encoded, full)
 
-    def _write(self, ticket: int, encoded: list[list[int]]) -> None:
+    def _doorbell(self) -> None:
+        """After a put written without the GPU's lock: a channel whose
+        command runs now needs nobody (its job's thread looks at the ring
+        under the lock before it lets the channel go, and whoever schedules
+        it next looks after that); otherwise ring as under the lock."""
+        frontend = self.gpu.frontend
+        if self in frontend.executing:
+            return
+        cv = self.gpu.cv
+        cv.acquire()
+        try:
+            frontend.rung(self)
+            cv.notify_all()
+        finally:
+            cv.release()
+
+    def _write(self, ticket: int, encoded: list[list[int]], full: bool = False) -> None:
         """The second half of a push whose words did not go in at once: wait
-        for its turn, then for room. A host far ahead of the GPU comes here
-        on every push, so the waits test their conditions in plain loops
-        (the lock taken directly, not through the Condition's Python-level
-        with-statement)."""
+        for its turn, then for room. `full`: its turn had come and the ring
+        had no room for it; then it waits for half a free ring even if some
+        room appears meanwhile (a push that took each retired command's room
+        would keep the ring full and the host in step with the GPU). The
+        waits test their conditions in plain loops (the lock taken directly,
+        not through the Condition's Python-level with-statement)."""
         cv = self.gpu.cv
         ring = self.ring
+        size = ring.size
+        half = (size - 1) // 2
         cv.acquire()
         try:
             while self._serving != ticket:
                 self._turn.wait()
             try:
+                if full and not self.closed:
+                    total = min(sum(map(len, encoded)), size - 1)
+                    self._wait_room(len(encoded[0]), max(total, half))
                 if not self.closed and len(encoded) > 1:
                     flat = list(_chain(encoded))
                     if ring.free() >= len(flat):     # the whole push fits now: one write
                         encoded = [flat]
-                size = ring.size
                 for words in encoded:
                     n = len(words)
                     if size - 1 - (ring.put - ring.get) % size < n and not self.closed:     # ring.free() < n
                         # the words written so far must reach the GPU before this waits for room
                         cv.notify_all()
-                        self._wait_room(n)
+                        self._wait_room(n, max(n, half))
                     if self.closed:
                         break          # the context was torn down: its work is discarded
                     ring.write(words)
@@ -177,18 +209,21 @@ class Channel:
             cv.release()
         self.retire_pins()
 
-    def _wait_room(self, n: int) -> None:
-        """Wait (holding the GPU's lock) until n words fit or the channel
-        closed. The front end wakes this at room_wanted free words, or at
-        room_needed when the ring stalls; the backstop covers a stall it
-        cannot see (see the module docstring)."""
+    def _wait_room(self, n: int, until: int) -> None:
+        """Wait (holding the GPU's lock) until `until` words are free, or
+        the channel closed. The front end wakes this at room_wanted (=
+        until) free words, or at room_needed (= n) when the ring stalls; the
+        backstop covers a stall it cannot see (see the module docstring).
+        Once woken, n words are enough."""
         ring = self.ring
         size = ring.size
+        want = until
         try:
-            while size - 1 - (ring.put - ring.get) % size < n and not self.closed:
+            while size - 1 - (ring.put - ring.get) % size < want and not self.closed:
                 self.room_needed = n
-                self.room_wanted = max(n, (size - 1) // 2)
+                self.room_wanted = until
                 self._room.wait(ROOM_BACKSTOP_S)
+                want = n
         finally:
             self.room_wanted = self.room_needed = 0
 
@@ -243,7 +278,7 @@ class Channel:
         the channel's reference to its semaphore (whose memory stays while
         other channels' queued acquires pin it). Callers make sure the
         channel is idle (or its group was killed)."""
-        with self.gpu.cv:
+        with self._host_lock, self.gpu.cv:     # no push is writing the ring without the GPU's lock
             if self.closed:
                 return
             self.closed = True
