@@ -3,8 +3,8 @@ submission to the simulated GPU (a GPFIFO channel on real hardware).
 
 `push()` is the whole submission protocol: take the next fence value, encode
 the commands followed by a SEM_RELEASE of that value to the channel's own
-semaphore, copy the words into the ring (waiting on the GPU's condition for
-space, never spinning) and ring the doorbell (advance put, notify). The
+semaphore, copy the words into the ring (waiting for space on a condition,
+never spinning) and ring the doorbell (advance put, notify). The
 channel belongs to a group (its context); the front end faults and discards
 whole groups. A channel knows nothing about streams or memcpy kinds.
 
@@ -19,8 +19,9 @@ whose stream's ring is full behind a wait does not keep other threads from
 submitting the work that would release it. When it is the push's turn
 and its words fit, reserve writes them at once, holding the channel's own
 host lock (tickets, fence values, put) but not the GPU's: the host is the
-only writer of put, writes it after the words, and the GPU reads a ring
-only up to put. The doorbell takes the GPU's lock only when no command of
+only writer of put, writes it after the words (under the GIL the GPU's
+threads see the two stores in that order), and the GPU reads a ring only
+up to put. The doorbell takes the GPU's lock only when no command of
 the channel runs (a running one's thread looks at the ring under that lock
 before it lets the channel go). So a host queuing launches behind running
 ones and the GPU thread retiring them do not take one lock per launch
