@@ -167,6 +167,27 @@ def test_a_stalled_head_hands_the_writer_the_room_there_is(rig):
     assert ch.completed == out["fence"] == 8 and ch.error is None
 
 
+def test_a_head_stalled_before_the_push_came_hands_over_the_room_there_is(rig):
+    gpu, ch, launch, tokens = rig
+    sem = gpu.memory.alloc(8, AllocationKind.DEVICE)
+    sem.data[:8] = 0
+    ch.push([C.make(C.Opcode.SEM_ACQUIRE, address=sem.base, value=1)])   # 10 words: the head waits ...
+    _fill(ch, launch, 6)                                                # ... before 48 more: 5 free
+    with gpu.cv:
+        put = ch.ring.put
+    writer, out = _blocked_writer(gpu, ch, launch)                      # 8 words do not fit
+    # the scheduler, asleep behind the acquire (which it never polls), hands over the 5 free words:
+    # the push's LAUNCH goes in, its closing release (5 words) waits for room
+    _until(gpu, lambda: ch.ring.put == (put + 3) % ch.ring.size, "the room there was to be taken")
+    with gpu.cv:
+        sem.data[:8] = np.frombuffer(np.uint64(1).tobytes(), np.uint8)   # what the host does next
+        gpu.cv.notify_all()
+    tokens.sem.release(7)
+    assert _released(writer)
+    ch.wait(out["fence"])
+    assert ch.completed == out["fence"] == 8 and ch.error is None
+
+
 def test_the_backstop_takes_the_room_behind_a_command_that_runs_on(rig, monkeypatch):
     gpu, ch, launch, tokens = rig
     monkeypatch.setattr(channel_mod, "ROOM_BACKSTOP_S", 0.01)

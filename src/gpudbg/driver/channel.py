@@ -187,7 +187,11 @@ class Channel:
             try:
                 if full and not self.closed:
                     total = min(sum(map(len, encoded)), size - 1)
-                    self._wait_room(len(encoded[0]), max(total, half))
+                    if ring.free() < max(total, half):
+                        # a scheduler asleep behind a stalled head (a SEM_ACQUIRE: no poll) looks
+                        # again now that this wait is known, and hands over the room there is
+                        cv.notify_all()
+                        self._wait_room(len(encoded[0]), max(total, half))
                 if not self.closed and len(encoded) > 1:
                     flat = list(_chain(encoded))
                     if ring.free() >= len(flat):     # the whole push fits now: one write
