@@ -136,6 +136,8 @@ def test_a_debugger_port_gets_a_new_wave(monkeypatch):
 
         def kernel_finished(self, *a): pass
 
+        def keeps_every_register(self, program): return True
+
         def run_wave(self, X):
             executor.run_wave(X)
 
