@@ -159,13 +159,14 @@ def _live_registers(X: Any, s: int, pcs: np.ndarray, function: str | None) -> in
         return None
     from gpudbg.sim.native.liveness import live_before
     prog = X.program
+
+    def in_function(p: int) -> bool:
+        return 0 <= p < len(prog.code) and prog.function_list[int(prog.function_of_pc[p])].name == function
+
     pc = int(pcs[s])
-    if function is not None and not (0 <= pc < len(prog.code) and
-                                     prog.function_list[int(prog.function_of_pc[pc])].name == function):
+    if function is not None and not in_function(pc):
         depth = int(X.depth[s]) if len(X.depth) > s else 0
-        rets = [int(X.ret_stack[depth - 1 - k, s]) for k in range(depth)]
-        pc = next((r for r in rets if 0 <= r < len(prog.code) and
-                   prog.function_list[int(prog.function_of_pc[r])].name == function), -1)
+        pc = next((r for r in (int(X.ret_stack[depth - 1 - k, s]) for k in range(depth)) if in_function(r)), -1)
     if not 0 <= pc < len(prog.code):
         return 0
     return live_before(prog)[pc]
