@@ -263,10 +263,11 @@ def decode_packed(header: int, buf, byte_offset: int) -> Command | None:
     a word-by-word walk, for the front end, which decodes every command it
     runs. None when the header is not a valid one or the opcode has field
     constraints: decode_one then decodes it or says precisely what is wrong."""
-    opcode = _BY_VALUE.get(header >> 24)
-    if opcode is None or header != _HEADER[opcode] or opcode in _CONSTRAINED:
+    packed = _PACKED.get(header)
+    if packed is None:
         return None
-    return Command(opcode, dict(zip(_NAMES[opcode], _PAYLOAD_STRUCTS[opcode].unpack_from(buf, byte_offset))))
+    opcode, names, unpack_from = packed
+    return Command(opcode, dict(zip(names, unpack_from(buf, byte_offset))))
 
 
 def decode_words(words: Sequence[int], ring: str = "?", base_offset: int = 0) -> list[Command]:
@@ -333,6 +334,13 @@ def decode_descriptor(data: bytes) -> dict[str, int]:
     return dict(zip(_DESCRIPTOR_NAMES, _DESCRIPTOR_STRUCT.unpack_from(data)))
 
 
+def descriptor_fields(buf, offset: int = 0) -> tuple[int, ...]:
+    """The descriptor at `offset` of `buf` as a tuple in DESCRIPTOR_FORMAT
+    order: the front end's form (no dict, no copy of the bytes); struct.error
+    when fewer than DESCRIPTOR_BYTES bytes are there."""
+    return _DESCRIPTOR_STRUCT.unpack_from(buf, offset)
+
+
 # Per-opcode tables derived once from FORMATS and CONSTRAINTS: a launch
 # makes and encodes several commands, and walking the enum-valued format
 # (FieldType.words/.mask are properties) each time cost more than the work.
@@ -357,5 +365,9 @@ def _struct_of(fmt) -> struct.Struct:
 
 
 _PAYLOAD_STRUCTS = {op: _struct_of(fmt) for op, fmt in FORMATS.items()}
+# decode_packed's table: a valid header word of an opcode without field
+# constraints -> (opcode, field names, its payload's unpack_from)
+_PACKED = {_HEADER[op]: (op, _NAMES[op], _PAYLOAD_STRUCTS[op].unpack_from) for op in FORMATS
+           if op not in _CONSTRAINED}
 _DESCRIPTOR_NAMES = tuple(n for n, _ in DESCRIPTOR_FORMAT)
 _DESCRIPTOR_STRUCT = _struct_of(DESCRIPTOR_FORMAT)

@@ -76,11 +76,23 @@ FAULT_CODES: dict[CUDBGException, CUresult] = {
 QUICK_OPCODES = frozenset({C.Opcode.SEM_RELEASE, C.Opcode.SEM_ACQUIRE, C.Opcode.NOP, C.Opcode.HOST_NOTIFY,
                            C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE, C.Opcode.TIMESTAMP,
                            C.Opcode.SET_LAUNCH_LIMITS})
+_LAUNCH = C.Opcode.LAUNCH
 _NAMES = {op: op.name for op in C.Opcode}    # Enum's .name is a Python-level property
+_SIZE_WORDS = {op: 1 + C.payload_words(op) for op in C.FORMATS}    # Command.size_words, without its property
 # WAIT_VALUE flags, as CUDA's CU_STREAM_WAIT_VALUE_*.
 WAIT_VALUE_GEQ, WAIT_VALUE_EQ, WAIT_VALUE_AND, WAIT_VALUE_NOR = 0, 1, 2, 3
 WAIT_VALUE_FLUSH = 1 << 30
 VALUE_POLL_S = 0.002   # re-check interval of blocked WAIT_VALUEs (direct host_view writes)
+# (sim/gpu.py's default executor, the launch_grid it imports on first use):
+# the front end calls launch_grid itself (the executor module imports what
+# imports this one, so it is looked up at the first launch)
+_DEFAULT_EXECUTOR: list = [None, None]
+
+
+def _resolve_default_executor() -> None:
+    from gpudbg.sim import gpu as sim_gpu
+    from gpudbg.sim.executor import launch_grid
+    _DEFAULT_EXECUTOR[:] = [sim_gpu._default_executor, launch_grid]
 
 
 def _memop_problem(cmd: C.Command) -> str:
@@ -247,57 +259,79 @@ class Frontend:
         """A device thread executes a job off the lock, retires it, and goes
         on with its channel's next commands while they need no waiting: the
         quick ones run here and a next command for the same engine stays on
-        this thread (no hand-off between the kernels of one stream)."""
+        this thread (no hand-off between the kernels of one stream). The
+        lock is held once per command: its retirement, the quick commands
+        after it and the pick of the next are one critical section, so one
+        notify_all at its end wakes whoever waits on any of them."""
+        cv = self.cv
+        lock = getattr(cv, "_lock", cv)     # the condition's own lock: its with-statement is two Python calls
+        channel = job.channel
         while True:
-            error = self._execute_slow(job.channel, job.cmd)
-            with self.cv:
-                self._retire(job.channel, job.offset, job.cmd, error)
+            cmd = job.cmd
+            error = self._execute_slow(channel, cmd, job)
+            with lock:
+                self._advance(channel, job.offset, cmd, error)
                 nxt = self._follow_on(job) if error is None else None
                 if nxt is None:
-                    self.executing.pop(job.channel, None)
+                    self.executing.pop(channel, None)
                     self.engines[job.kind].running -= 1
-                    self.cv.notify_all()
+                    cv.notify_all()
                     return
+                cv.notify_all()
                 job.offset, job.cmd = nxt
 
     def _follow_on(self, job: Job) -> tuple[int, C.Command] | None:
-        """After `job` retired (caller holds cv): run its channel's ready
-        quick commands, and return the next command if it is for the same
-        engine; None hands the channel back to the scheduler."""
+        """After `job` retired (caller holds cv and notifies after): run its
+        channel's ready quick commands, and return the next command if it is
+        for the same engine; None hands the channel back to the scheduler."""
         ch = job.channel
         ring = ch.ring
-        while not (self._stop or job.abort is not None or ring.empty() or ch.group in self._killing
-                   or ch.semaphore.error is not None):
+        killing = self._killing
+        kind = job.kind
+        while ring.put != ring.get and not self._stop and job.abort is None and ch.semaphore.error is None \
+                and not (killing and ch.group in killing):
+            offset = ring.get
             try:
-                cmd = ring.decode_at(ring.get)
+                cmd = ring.decode_at(offset)
             except C.CommandDecodeError:
                 return None
-            if ENGINE_OF.get(cmd.opcode) is job.kind:
-                return ring.get, cmd
-            if cmd.opcode not in QUICK_OPCODES or self.waiting(ch, cmd):
+            op = cmd.opcode
+            if ENGINE_OF.get(op) is kind:
+                return offset, cmd
+            # (a SEM_RELEASE, the fence after every push, never waits)
+            if op not in QUICK_OPCODES or op is not C.Opcode.SEM_RELEASE and self.waiting(ch, cmd):
                 return None
-            offset = ring.get
-            self._retire(ch, offset, cmd, self._execute_quick(ch, cmd))
+            self._advance(ch, offset, cmd, self._execute_quick(ch, cmd))
         return None
 
     def _retire(self, channel: Any, offset: int, cmd: C.Command, error: ChannelError | None) -> None:
-        """Advance get past a finished command (caller holds cv)."""
-        self.commands_executed += 1
-        if error is None and cmd.opcode not in QUICK_OPCODES:
-            timing.charge(self.gpu, _NAMES[cmd.opcode], cmd.fields)
-        if error is not None and channel.group in self._killing:
-            self._discard(channel)   # a reset aborted it: nothing faulted
-        elif error is not None:
-            self.fault_group(channel.group, error)
-        elif channel.semaphore.error is not None:
-            self._discard(channel)   # its group failed while the command ran: nothing after it runs
-        else:
-            ring = channel.ring
-            ring.get = get = (offset + cmd.size_words) % ring.size
-            want = channel.room_wanted
-            if want and ring.size - 1 - (ring.put - get) % ring.size >= want:   # ring.free()
-                channel.wake_writer()    # a host waiting for room: half the ring is free now
+        """Advance get past a finished command and wake waiters (caller holds cv)."""
+        self._advance(channel, offset, cmd, error)
         self.cv.notify_all()
+
+    def _advance(self, channel: Any, offset: int, cmd: C.Command, error: ChannelError | None) -> None:
+        """_retire without the notify, for a caller that notifies once for
+        several commands before it lets go of cv."""
+        self.commands_executed += 1
+        if error is None:
+            op = cmd.opcode
+            if op is _LAUNCH:
+                timing.advance(self.gpu, timing.LAUNCH_COMMAND_CYCLES)    # timing.charge of a LAUNCH
+            elif op not in QUICK_OPCODES:
+                timing.charge(self.gpu, _NAMES[op], cmd.fields)
+            if channel.semaphore.error is not None:
+                self._discard(channel)   # its group failed while the command ran: nothing after it runs
+                return
+            ring = channel.ring
+            size = ring.size
+            ring.get = get = (offset + _SIZE_WORDS[op]) % size
+            want = channel.room_wanted
+            if want and size - 1 - (ring.put - get) % size >= want:   # ring.free()
+                channel.wake_writer()    # a host waiting for room: half the ring is free now
+        elif channel.group in self._killing:
+            self._discard(channel)   # a reset aborted it: nothing faulted
+        else:
+            self.fault_group(channel.group, error)
 
     def _pick(self) -> tuple[Any, int, C.Command] | None:
         """The next runnable head command (caller holds cv): the channel of
@@ -443,13 +477,16 @@ class Frontend:
             return ChannelError(CUresult.CUDA_ERROR_ILLEGAL_ADDRESS,
                                 f"{cmd.opcode.name} on {channel.name}: {f.message}")
 
-    def _execute_slow(self, channel: Any, cmd: C.Command) -> ChannelError | None:
-        mem = self.gpu.memory
+    def _execute_slow(self, channel: Any, cmd: C.Command, job: Job | None = None) -> ChannelError | None:
+        """A long command (or pool map/unmap); `job`: the one executing it,
+        when the caller has it."""
         try:
-            if cmd.opcode is C.Opcode.LAUNCH:
+            if cmd.opcode is _LAUNCH:
                 launch_limits.apply(self.gpu, channel)
-                self._launch(cmd.fields["descriptor"])
-            elif cmd.opcode is C.Opcode.COPY:
+                self._launch(cmd.fields["descriptor"], job)
+                return None
+            mem = self.gpu.memory
+            if cmd.opcode is C.Opcode.COPY:
                 mem.copy(cmd.dst, cmd.src, cmd.size)
             elif cmd.opcode is C.Opcode.MEMSET:
                 mem.fill(cmd.dst, cmd.value, cmd.element_size, cmd.count)
@@ -521,31 +558,43 @@ class Frontend:
                 raise AccessFault(CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS,
                                   self._code_space().GLOBAL, -1, cmd.address, 0, str(e)) from None
 
-    def _launch(self, descriptor_address: int) -> None:
-        mem = self.gpu.memory
+    def _launch(self, descriptor_address: int, job: Job | None = None) -> None:
+        gpu = self.gpu
+        mem = gpu.memory
         # Without the GPU's lock: the allocation table is read as one consistent
         # snapshot (GlobalMemory.find), and the driver frees or reuses a launch
-        # block only after this LAUNCH's fence retired.
-        d = C.decode_descriptor(bytes(mem.view(descriptor_address, C.DESCRIPTOR_BYTES)))
-        params = bytes(mem.view(d["param_address"], d["param_size"])) if d["param_size"] else b""
-        function = self.gpu.functions.get(d["code_address"])
+        # block only after this LAUNCH's fence retired. A descriptor that does
+        # not lie inside one allocation is refused by mem.view, precisely.
+        a = mem.find(descriptor_address)
+        if a is None or descriptor_address + C.DESCRIPTOR_BYTES > a.base + a.size:
+            mem.view(descriptor_address, C.DESCRIPTOR_BYTES)
+        (code_address, gx, gy, gz, bx, by, bz, shared, param_address, param_size, grid_id, host_tid,
+         cooperative, cx, cy, cz) = C.descriptor_fields(a.data, descriptor_address - a.base)
+        params = bytes(mem.view(param_address, param_size)) if param_size else b""
+        function = gpu.functions.get(code_address)
         if function is None:
             raise AccessFault(CUDBGException.CUDBG_EXCEPTION_WARP_INVALID_PC, self._code_space(),
-                              -1, d["code_address"], 0,
-                              f"launch of unknown code address 0x{d['code_address']:x}")
-        self.gpu.launch_host_tid = d["host_tid"]   # who launched it, for the debugger
-        job = current_job()
+                              -1, code_address, 0, f"launch of unknown code address 0x{code_address:x}")
+        gpu.launch_host_tid = host_tid   # who launched it, for the debugger
+        if job is None:
+            job = current_job()
         if job is not None:
-            job.host_tid = d["host_tid"]
-        launch = (self.gpu, function, (d["grid_x"], d["grid_y"], d["grid_z"]),
-                  (d["block_x"], d["block_y"], d["block_z"]), d["shared_bytes"], params, d["grid_id"])
-        extra: dict = {}
-        if d["cooperative"]:
-            extra["cooperative"] = True
-        if d["cluster_x"]:
-            extra["cluster"] = (d["cluster_x"], d["cluster_y"], d["cluster_z"])
-        stats = self.gpu.executor(*launch, **extra)
-        self.gpu.last_launch_stats = stats
+            job.host_tid = host_tid
+        run = gpu.executor
+        if _DEFAULT_EXECUTOR[0] is None:
+            _resolve_default_executor()
+        if run is _DEFAULT_EXECUTOR[0]:      # the GPU's own: launch_grid, without the indirection
+            run = _DEFAULT_EXECUTOR[1]
+        if cooperative or cx:
+            extra: dict = {}
+            if cooperative:
+                extra["cooperative"] = True
+            if cx:
+                extra["cluster"] = (cx, cy, cz)
+            gpu.last_launch_stats = run(gpu, function, (gx, gy, gz), (bx, by, bz), shared, params, grid_id,
+                                        **extra)
+        else:
+            gpu.last_launch_stats = run(gpu, function, (gx, gy, gz), (bx, by, bz), shared, params, grid_id)
 
     @staticmethod
     def _code_space():

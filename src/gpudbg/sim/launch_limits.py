@@ -64,9 +64,14 @@ def defaults(model: Any) -> LaunchLimits:
 _programmed: "weakref.WeakKeyDictionary[Any, LaunchLimits]" = weakref.WeakKeyDictionary()
 
 
+_any_programmed = False     # whether any channel ever did (else apply() skips the weak look-up)
+
+
 def program(channel: Any, limits: LaunchLimits) -> None:
     """SET_LAUNCH_LIMITS executed on `channel` (device thread)."""
+    global _any_programmed
     _programmed[channel] = limits
+    _any_programmed = True
 
 
 def programmed(channel: Any) -> LaunchLimits | None:
@@ -75,9 +80,10 @@ def programmed(channel: Any) -> LaunchLimits | None:
 
 def apply(gpu: Any, channel: Any) -> None:
     """Before a LAUNCH from `channel`: make its limits the GPU's."""
-    lim = _programmed.get(channel) if channel is not None else None
+    lim = _programmed.get(channel) if _any_programmed and channel is not None else None
     if lim is None:
-        lim = defaults(gpu.model)
+        last = _last_defaults
+        lim = last[1] if last is not None and last[0] is gpu.model else defaults(gpu.model)
     gpu.stack_size = lim.stack_size
     gpu.printf_fifo_size = lim.printf_fifo_size
     gpu.pending_launch_count = lim.pending_launch_count

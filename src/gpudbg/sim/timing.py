@@ -2,7 +2,7 @@
 front-end work adds to `gpu.clock_cycles`.
 
 One idea: the device clock counts work, not wall time. Kernels advance it
-by the cycles the executor counted (sim/executor.py gpu_clock_advance);
+by the cycles the executor counted (sim/executor.py launch_grid, after each wave);
 every other command the front end executes is charged here from its size
 alone, so the same sequence of commands always gives the same clock values
 (event timestamps are monotonic and repeatable). Time the GPU spends idle,
@@ -70,6 +70,11 @@ _clock_lock = threading.Lock()
 def charge(gpu: Any, opcode_name: str, fields: Any) -> None:
     """Advance the device clock for one executed command."""
     advance(gpu, command_cycles(opcode_name, fields))
+
+
+# what a LAUNCH is charged, whatever its fields: the front end's charge for
+# a stream of launches without the model's walk
+LAUNCH_COMMAND_CYCLES = command_cycles("LAUNCH", {})
 
 
 def advance(gpu: Any, cycles: int) -> None:
