@@ -30,7 +30,6 @@ started at each pc and looks at the clock every CHECK_STEPS steps.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import struct
 import threading
@@ -99,9 +98,6 @@ def _launch_environment(gpu, job, env) -> tuple:
     return budget, watch, order, env.threads, env.coredumps
 
 
-_QUIET = contextlib.nullcontext()      # numpy's float warnings are off on the GPU's threads (engines.py)
-
-
 def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int,
                 observer=None, cooperative: bool = False, depth: int = 0,
                 parent: device_runtime.ChildLaunch | None = None,
@@ -114,11 +110,10 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     `parent` say where a device-launched grid sits in that tree. `cluster`:
     the thread-block cluster shape (sim/cluster.py), None without."""
     settings = launch_settings.current()
-    if native_differential.wanted(settings):    # GPUDBG_DIFFERENTIAL: run under both engines and compare
+    if (settings is None or settings.differential) and native_differential.wanted(settings):
+        # GPUDBG_DIFFERENTIAL: run under both engines and compare
         return native_differential.launch(launch_grid, gpu, function, grid, block, shared_bytes, params, grid_id,
                                           observer, cooperative, depth, parent, cluster)
-    grid = launch_template.ints(grid)
-    block = launch_template.ints(block)
     job = engines.current_job()
     try:
         budget, watch, order, threads, coredumps = _launch_environment(gpu, job, settings)
@@ -133,6 +128,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     steps = 0
     cycles = 0
     template = launch_template.for_launch(gpu, function, grid, block, shared_bytes, cluster)
+    grid, block = template.grid, template.block    # plain ints
     plan = template.plan
     res = _checkout_resources(gpu, plan, function, shared_bytes, template)
     pool = sm_pool.pool_for(gpu)
@@ -156,79 +152,92 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     workspace = grid_workspace(gpu, function) if cooperative else None
     csize = template.csize
     wave_index = 0
+    # a wave the next launch of this template may restart: none that a
+    # debugger, a tool or a cooperative workspace holds on to or changed
+    reusable = port is None and tap is None and workspace is None
+    quiet = None
     try:
         if port is not None:
             port.kernel_ready(function, grid, block, shared_bytes, params, grid_id, parent=parent,
                               cluster=plan.cluster)
-        native = native_engine.mode_for(function.program, plan.threads_per_block * plan.nblocks,
-                                        debugger=exact or (port is not None and
-                                                           port.keeps_every_register(function.program)),
+        program = function.program
+        native = native_engine.mode_for(program, plan.threads_per_block * plan.nblocks,
+                                        debugger=exact or (port is not None and port.keeps_every_register(program)),
                                         settings=settings)
         if tap is not None:
             launch = instrument.Launch(gpu, function, grid, block, int(shared_bytes), grid_id)
             tap.launch_begin(launch)
-        with _QUIET if job is not None else np.errstate(all="ignore"):   # (a GPU thread is quiet already)
-            for wave_blocks in plan.waves:
-                while len(wave_blocks):
-                    # the blocks that fit beside the other grids resident now (all, when alone)
-                    placement = pool.acquire(watch, shape, len(wave_blocks),
-                                             lambda: _abort_waiting(watch, function, port))
-                    usable = placement.count - placement.count % csize   # whole clusters only
-                    if usable == 0:   # beside other grids: not room for one cluster yet
-                        pool.release(placement)
-                        _abort_waiting(watch, function, port)
-                        time.sleep(sm_pool.WAIT_POLL_S)
-                        continue
-                    try:
-                        if usable < len(wave_blocks):
-                            blocks, wave_blocks = wave_blocks[:usable], wave_blocks[usable:]
-                            nwaves += 1
-                        else:
-                            blocks, wave_blocks = wave_blocks, wave_blocks[:0]
-                        reusable = port is None and tap is None and placement.default and workspace is None
-                        X = _wave_for(gpu, function, grid, block, shared_bytes, params, grid_id, blocks, plan,
-                                      budget - total, res, template, reusable)
-                        if not placement.default:
-                            place(X, placement)
-                        X.observer = observer
-                        X.device_launches = children
-                        if workspace is not None:
-                            X.envregs[1], X.envregs[2] = workspace.base >> 32, workspace.base & 0xFFFFFFFF
-                        X.tap = tap if tap is not None and tap.observes_execution else None
+        if job is None:     # the waves run with numpy's float warnings off (a GPU thread has them off for good)
+            quiet = np.errstate(all="ignore")
+            quiet.__enter__()
+        for wave_blocks in template.waves:
+            while len(wave_blocks):
+                # the blocks that fit beside the other grids resident now (all, when alone)
+                placement = pool.try_acquire(watch, shape, len(wave_blocks)) or pool.wait_acquire(
+                    watch, shape, len(wave_blocks), lambda: _abort_waiting(watch, function, port))
+                usable = placement.nblocks - placement.nblocks % csize   # whole clusters only
+                if usable == 0:   # beside other grids: not room for one cluster yet
+                    pool.release(placement)
+                    _abort_waiting(watch, function, port)
+                    time.sleep(sm_pool.WAIT_POLL_S)
+                    continue
+                try:
+                    if usable < len(wave_blocks):
+                        blocks, wave_blocks = wave_blocks[:usable], wave_blocks[usable:]
+                        nwaves += 1
+                    else:
+                        blocks, wave_blocks = wave_blocks, wave_blocks[:0]
+                    X = _wave_for(gpu, function, grid, block, shared_bytes, params, grid_id, blocks, plan,
+                                  budget - total, res, template, reusable and placement.default)
+                    if not placement.default:
+                        place(X, placement)
+                    X.observer = observer
+                    X.device_launches = children
+                    if workspace is not None:
+                        X.envregs[1], X.envregs[2] = workspace.base >> 32, workspace.base & 0xFFFFFFFF
+                    if tap is not None:
                         # under a tool, execute_step runs only the compiled code that emits
                         # nothing the tool consumes (instrument.Event, Tap.consumes)
+                        X.tap = tap if tap.observes_execution else None
+                    if native:   # (a wave starts with native_on False and no register table)
                         X.native_on = native
                         X.drops_dead_registers = native == native_engine.PLAIN   # (debug_views.py)
-                        X.native_threads = threads
-                        X.folds_steps = order is None   # a random order draws every step (if_bodies.py)
-                        if X.native_on:   # native code addresses registers through this table
-                            X.reg_ptrs = X.arrays.reg_ptrs()
+                        X.reg_ptrs = X.arrays.reg_ptrs()   # native code addresses registers through it
+                    X.native_threads = threads
+                    if order is not None:
+                        X.folds_steps = False   # a random order draws every step (if_bodies.py)
+                    if tap is not None:
+                        tap.wave_begin(X)
+                    try:
+                        if port is None and native and threads > 1 and subwaves.applies(
+                                X, threads, order, tap, workspace is not None, csize, placement.default):
+                            subwaves.run(X, res, watch, wave_index, nwaves, threads, run_wave)
+                        elif port is None:
+                            visits = watch.start_wave(X, wave_index, nwaves)
+                            run_wave(X, watch, visits, order)
+                            if reusable and placement.default:
+                                # it ended without a fault: the next launch of the shape may restart it
+                                res.kept_wave = (template, blocks, X)
+                        else:
+                            port.run_wave(X)
                         if tap is not None:
-                            tap.wave_begin(X)
-                        try:
-                            if port is None and subwaves.applies(X, threads, order, tap, workspace is not None,
-                                                                 csize, placement.default):
-                                subwaves.run(X, res, watch, wave_index, nwaves, threads, run_wave)
-                            elif port is None:
-                                visits = watch.start_wave(X, wave_index, nwaves)
-                                run_wave(X, watch, visits, order)
-                                if reusable:     # it ended without a fault: the next launch of the shape may restart it
-                                    res.kept_wave = (template, blocks, X)
-                            else:
-                                port.run_wave(X)
-                            if tap is not None:
-                                tap.wave_end(X)
-                        finally:
-                            param_window.release(X)
-                            total += X.thread_instructions
-                            steps += X.steps
-                            cycles += X.cycles
-                            gpu_clock_advance(gpu, X.cycles)
-                            X.flush_printf()
-                            native_differential.wave_end(X)   # registers at exit, when comparing
+                            tap.wave_end(X)
                     finally:
-                        pool.release(placement)
-                    wave_index += 1
+                        if X.param_copy is not None:
+                            param_window.release(X)
+                        total += X.thread_instructions
+                        steps += X.steps
+                        cycles += X.cycles
+                        timing.advance(gpu, X.cycles)   # its own lock, not gpu.cv: no wait for the host
+                        if X.printf_out:
+                            X.flush_printf()
+                        native_differential.wave_end(X)   # registers at exit, when comparing
+                finally:
+                    pool.release(placement)
+                wave_index += 1
+        if quiet is not None:
+            quiet, on = None, quiet
+            on.__exit__(None, None, None)
         if children.queued or children.tail:     # the grids it launched from the device
             device_runtime.run_children(gpu, children, lambda child, d: launch_grid(
                 gpu, child.function, child.grid, child.block, child.shared, child.params, gpu.next_grid_id(),
@@ -237,6 +246,8 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         failure = e
         raise
     finally:
+        if quiet is not None:
+            quiet.__exit__(None, None, None)
         if children.buffers:
             children.release()
         if workspace is not None:
@@ -247,7 +258,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         if tap is not None and launch is not None:
             tap.launch_end(launch, failure)
     if not native:
-        native_engine.account(function.program, total)
+        native_engine.account(program, total)
     return LaunchStats(total, wave_index, plan.blocks_per_sm, steps, cycles)
 
 
@@ -320,13 +331,18 @@ def _checkout_resources(gpu, plan, function, shared_bytes: int, template=None):
         if busy is None:
             busy = gpu._resources_busy = set()
         cached = getattr(gpu, "_launch_resources", None)
-        if cached is not None and id(cached[1]) in busy:
-            gpu._launch_resources = None     # in use: this launch makes (and caches) its own
+        if cached is not None:
+            res = cached[1]
+            if id(res) in busy:
+                gpu._launch_resources = None     # in use: this launch makes (and caches) its own
+            elif template is not None and cached[0] is template.resources_key and cached[2] is function.program:
+                busy.add(id(res))     # what LaunchResources.for_launch finds under the template's own key
+                return res
         if template is None:
             res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
         else:
             res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, template.local_size,
-                                             template.segment_bytes)
+                                             template.segment_bytes, template.resources_key)
         busy.add(id(res))
         return res
 
@@ -355,10 +371,6 @@ def _wave_for(gpu, function, grid, block, shared_bytes: int, params: bytes, grid
 def _return_resources(gpu, res) -> None:
     with _resources_lock:
         gpu._resources_busy.discard(id(res))
-
-
-def gpu_clock_advance(gpu, cycles: int) -> None:
-    timing.advance(gpu, cycles)     # its own lock, not gpu.cv: no wait for the host's launches
 
 
 def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
@@ -483,7 +495,10 @@ def whole_wave_at_known_pc(X: WaveExecution, spin: SpinBackoff):
     if m is None or spin.mask is not None:
         return None
     idx = X.uniform_slots      # None: every slot; a padded wave's real threads (as the scan would find them)
-    if idx is not None and m >= PARKED:
+    if idx is None:
+        spin.count = 0         # (spin.observe of the whole wave)
+        return m, None
+    if m >= PARKED:
         return m, None
     spin.observe(m, idx)
     return m, idx
@@ -511,18 +526,14 @@ def run_wave(X: WaveExecution, watch: KernelWatch | None = None, visits: list[in
     if watch is None:
         watch = KernelWatch(None, None)
         visits = watch.start_wave(X, 0, 1)
-    if order is None:
-        spin = SpinBackoff(X)   # warps spinning on other warps must not starve them
-
-        def pick():
-            return whole_wave_at_known_pc(X, spin) or next_group(X.sched, spin)
-    else:
-        def pick():
-            return order.next_group(X.sched)
+    spin = SpinBackoff(X) if order is None else None   # warps spinning on other warps must not starve them
     every = watch.check_steps
     countdown = every
     while True:
-        m, idx = pick()
+        if spin is not None:
+            m, idx = whole_wave_at_known_pc(X, spin) or next_group(X.sched, spin)
+        else:
+            m, idx = order.next_group(X.sched)
         if m >= PARKED:
             if _stuck(X, m):
                 continue

@@ -114,15 +114,19 @@ def check_environment() -> None:
 class KernelWatch:
     """One launch: when it started, its limits, the step counts per pc."""
 
+    # what a launch starts with until start_wave (class defaults: one launch sets four attributes)
+    check_steps = CHECK_STEPS
+    visits: list[int] = []        # (never changed in place: start_wave makes each wave's own)
+    wave_index = 0
+    waves = 1
+
     def __init__(self, budget: int | None, timeout: float | None, check_steps: int = CHECK_STEPS):
-        self.started = time.monotonic()
+        self.started = started = time.monotonic()
         self.timeout = timeout
-        self.deadline = self.started + timeout if timeout is not None else math.inf
+        self.deadline = started + timeout if timeout is not None else math.inf
         self.budget = budget
-        self.check_steps = check_steps
-        self.visits: list[int] = []
-        self.wave_index = 0
-        self.waves = 1
+        if check_steps != CHECK_STEPS:
+            self.check_steps = check_steps
 
     @classmethod
     def for_launch(cls, budget: int | None) -> "KernelWatch":

@@ -60,13 +60,16 @@ class LaunchResources:
 
     @classmethod
     def for_launch(cls, gpu, plan: WavePlan, function, shared_bytes: int, local_size: int,
-                   segment_bytes: int | None = None) -> "LaunchResources":
+                   segment_bytes: int | None = None, key: tuple | None = None) -> "LaunchResources":
         """`segment_bytes`: the block's shared segment when the caller has it
-        (sim/launch_template.py), else computed here."""
-        if segment_bytes is None:
-            segment_bytes = reserved_smem.segment_bytes(function, gpu.model, shared_bytes)
-        key = (id(function.program), function.name, plan.largest_wave, plan.slots_per_block,
-               segment_bytes, local_size)
+        (sim/launch_template.py), else computed here; `key`: what the
+        arrays are kept by, when the caller has it (the template's
+        resources_key, the same tuple as below)."""
+        if key is None:
+            if segment_bytes is None:
+                segment_bytes = reserved_smem.segment_bytes(function, gpu.model, shared_bytes)
+            key = (id(function.program), function.name, plan.largest_wave, plan.slots_per_block,
+                   segment_bytes, local_size)
         cached = getattr(gpu, "_launch_resources", None)
         if cached is not None and cached[0] == key and cached[2] is function.program:
             return cached[1]

@@ -56,9 +56,22 @@ _last: tuple[tuple, LaunchSettings] | None = None
 _keys: dict[int, tuple] = {}    # id(os.environ) -> its store's keys of VARIABLES
 
 
+_store: tuple | None = None     # (os.environ, its store, the store's keys of VARIABLES), the last used
+
+
 def snapshot() -> tuple:
     """The raw values of VARIABLES (None when unset), cheaply."""
     env = os.environ
+    store = _store
+    if store is not None and store[0] is env:
+        return tuple(map(store[1].get, store[2]))
+    return _snapshot_of(env)
+
+
+def _snapshot_of(env) -> tuple:
+    """snapshot() of a mapping seen for the first time (remembered when it is
+    the os module's)."""
+    global _store
     data = getattr(env, "_data", None)
     encode = getattr(env, "encodekey", None)
     if data is None or encode is None:      # not the os module's mapping (replaced by a test)
@@ -66,6 +79,7 @@ def snapshot() -> tuple:
     keys = _keys.get(id(env))
     if keys is None:
         keys = _keys[id(env)] = (env, tuple(encode(v) for v in VARIABLES))
+    _store = (env, data, keys[1])
     return tuple(map(data.get, keys[1]))
 
 

@@ -89,26 +89,36 @@ class BlockShape:
 _SHAPES: dict[tuple, tuple[Any, BlockShape]] = {}
 
 
-@dataclass(eq=False)
 class Placement:
     """Blocks of one wave placed on SMs: block k runs on SM `block_sm[k]`
     in warp slots `block_warps[k]`. A default placement (taken from an
     empty pool) is only written into the pool's arrays when another grid
-    arrives while it is held (`applied`)."""
+    arrives while it is held (`applied`); until then its arrays are None
+    (class defaults: a lone grid's placement sets four attributes)."""
 
-    owner: Any
-    shape: BlockShape
-    nblocks: int
-    default: bool                 # the layout's own placement: no remapping needed
     per_sm: np.ndarray | None = None       # (sm_count,) blocks placed on each SM
     block_sm: np.ndarray | None = None     # (nblocks,) uint32
     block_warps: np.ndarray | None = None  # (nblocks, warps) uint32
-    applied: bool = False
-    released: bool = False
+    applied = False
+    released = False
+
+    def __init__(self, owner: Any, shape: BlockShape, nblocks: int, default: bool,
+                 per_sm: np.ndarray | None = None, block_sm: np.ndarray | None = None,
+                 block_warps: np.ndarray | None = None, applied: bool = False):
+        self.owner = owner
+        self.shape = shape
+        self.nblocks = nblocks
+        self.default = default        # the layout's own placement: no remapping needed
+        if not default:
+            self.per_sm, self.block_sm, self.block_warps, self.applied = per_sm, block_sm, block_warps, applied
 
     @property
     def count(self) -> int:
         return self.nblocks
+
+    def __repr__(self) -> str:
+        return (f"Placement({self.nblocks} blocks, default={self.default}, applied={self.applied}, "
+                f"released={self.released})")
 
 
 class SMPool:
@@ -128,7 +138,8 @@ class SMPool:
         self.cv = threading.Condition(self._lock)
         self._leases: dict[int, Placement] = {}
         self._owners: dict[int, int] = {}          # id(owner) -> placements held
-        self._empty_fits: dict[BlockShape, int] = {}
+        # id(shape) -> (shape, blocks of it the empty GPU takes): a lone grid's test
+        self._lone_capacity: dict[int, tuple[BlockShape, int]] = {}
         self.peak_grids = 0
         self.peak_blocks = 0
         self.acquired = 0                          # placements handed out, ever
@@ -149,13 +160,10 @@ class SMPool:
     # ------------------------------------------------------------ placement
     def _empty_fit(self, shape: BlockShape) -> int:
         """Blocks of `shape` an empty SM takes (its occupancy)."""
-        fit = self._empty_fits.get(shape)
-        if fit is None:
-            fit = min(shape.per_sm, self.free_warps.shape[1] // shape.warps)
-            for r in range(4):
-                if shape.need[r] > 0:
-                    fit = min(fit, int(self.cap[r]) // shape.need[r])
-            self._empty_fits[shape] = fit
+        fit = min(shape.per_sm, self.free_warps.shape[1] // shape.warps)
+        for r in range(4):
+            if shape.need[r] > 0:
+                fit = min(fit, int(self.cap[r]) // shape.need[r])
         return fit
 
     def _fit(self, shape: BlockShape) -> np.ndarray:
@@ -174,8 +182,22 @@ class SMPool:
         if want <= 0:
             raise ValueError(f"a wave needs at least one block, got {want}")
         with self._lock:
-            if not self._leases and want <= self.sm_count * self._empty_fit(shape):
-                return self._lease_alone(Placement(owner, shape, want, True))   # written down lazily
+            if not self._leases:
+                lone = self._lone_capacity.get(id(shape))
+                if lone is None or lone[0] is not shape:
+                    if len(self._lone_capacity) >= 256:
+                        self._lone_capacity.clear()
+                    lone = self._lone_capacity[id(shape)] = (shape, self.sm_count * self._empty_fit(shape))
+                if want <= lone[1]:     # the only grid: the default placement, written down lazily
+                    p = Placement(owner, shape, want, True)
+                    self._leases[id(p)] = p
+                    self._owners[id(owner)] = 1
+                    self.acquired += 1
+                    if self.peak_grids < 1:
+                        self.peak_grids = 1
+                    if want > self.peak_blocks:
+                        self.peak_blocks = want
+                    return p
             for p in self._leases.values():
                 if not p.applied:
                     self._apply_default(p)
@@ -238,17 +260,6 @@ class SMPool:
         self.used += n[:, None] * np.array(shape.need, dtype=np.int64)[None, :]
         return Placement(owner, shape, len(block_sm), False, n, block_sm, block_warps, applied=True)
 
-    def _lease_alone(self, p: Placement) -> Placement:
-        """_lease for the only placement held (a lone grid: no owner yet)."""
-        self._leases[id(p)] = p
-        self._owners[id(p.owner)] = 1
-        self.acquired += 1
-        if self.peak_grids < 1:
-            self.peak_grids = 1
-        if p.nblocks > self.peak_blocks:
-            self.peak_blocks = p.nblocks
-        return p
-
     def _lease(self, p: Placement) -> Placement:
         self._leases[id(p)] = p
         self._owners[id(p.owner)] = self._owners.get(id(p.owner), 0) + 1
@@ -267,6 +278,12 @@ class SMPool:
         p = self.try_acquire(owner, shape, want)
         if p is not None:
             return p
+        return self.wait_acquire(owner, shape, want, abort)
+
+    def wait_acquire(self, owner: Any, shape: BlockShape, want: int,
+                     abort: Callable[[], None] | None = None) -> Placement:
+        """acquire() after its first try found no room (the executor tries
+        first itself: a lone grid makes no abort callback)."""
         with self.cv:
             self.waits += 1
             self._waiting += 1

@@ -114,6 +114,7 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self.bar_arrivals = self.bar_expected = self.bar_redsum = self._no_barriers
         self._bars_own = False
         self.async_unit = None   # copies in flight and mbarrier waiters (sim/async_copy.py), on first use
+        self.param_copy = None   # the parameter window's copy in global memory (sim/param_window.py), on first use
         self._launch_state(params, grid_id, budget)
 
     def _launch_state(self, params, grid_id: int, budget: int) -> None:
