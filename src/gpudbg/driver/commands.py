@@ -334,11 +334,6 @@ def decode_descriptor(data: bytes) -> dict[str, int]:
     return dict(zip(_DESCRIPTOR_NAMES, _DESCRIPTOR_STRUCT.unpack_from(data)))
 
 
-def descriptor_fields(buf, offset: int = 0) -> tuple[int, ...]:
-    """The descriptor at `offset` of `buf` as a tuple in DESCRIPTOR_FORMAT
-    order: the front end's form (no dict, no copy of the bytes); struct.error
-    when fewer than DESCRIPTOR_BYTES bytes are there."""
-    return _DESCRIPTOR_STRUCT.unpack_from(buf, offset)
 
 
 # Per-opcode tables derived once from FORMATS and CONSTRAINTS: a launch
@@ -371,3 +366,8 @@ _PACKED = {_HEADER[op]: (op, _NAMES[op], _PAYLOAD_STRUCTS[op].unpack_from) for o
            if op not in _CONSTRAINED}
 _DESCRIPTOR_NAMES = tuple(n for n, _ in DESCRIPTOR_FORMAT)
 _DESCRIPTOR_STRUCT = _struct_of(DESCRIPTOR_FORMAT)
+# descriptor_fields(buf, offset=0): the descriptor at `offset` of `buf` as a
+# tuple in DESCRIPTOR_FORMAT order, the front end's form (no dict, no copy of
+# the bytes, no Python frame); struct.error when fewer than DESCRIPTOR_BYTES
+# bytes are there
+descriptor_fields = _DESCRIPTOR_STRUCT.unpack_from

@@ -54,17 +54,15 @@ class TrackingSemaphore:
         self._free = free     # releases the allocation (None: the caller owns it)
         self._refs = 1        # the owner's reference, plus one per pin
         self._final: int | None = None   # the value frozen when the memory went
+        # whether the memory is gone (then every fence has retired): a plain
+        # attribute, read by the front end at every fence it writes
+        self.released = False
 
     @property
     def completed(self) -> int:
         """The value the GPU last released (finished-by-GPU)."""
         final = self._final
         return int(self._word[0]) if final is None else final
-
-    @property
-    def released(self) -> bool:
-        """Whether the memory is gone (then every fence has retired)."""
-        return self._final is not None
 
     def pin(self) -> bool:
         """Keep the memory for a queued command that reads it; False when it
@@ -84,6 +82,7 @@ class TrackingSemaphore:
             if self._refs > 0:
                 return
             self._final = int(self._word[0])
+            self.released = True
             if self._free is not None:
                 self._free(self.allocation)
 

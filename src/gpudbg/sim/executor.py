@@ -160,7 +160,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
         if port is not None:
             port.kernel_ready(function, grid, block, shared_bytes, params, grid_id, parent=parent,
                               cluster=plan.cluster)
-        program = function.program
+        program = template.program()     # function.program (the template checked it is)
         native = native_engine.mode_for(program, plan.threads_per_block * plan.nblocks,
                                         debugger=exact or (port is not None and port.keeps_every_register(program)),
                                         settings=settings)
@@ -252,7 +252,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
             children.release()
         if workspace is not None:
             gpu.free_internal(workspace)
-        _return_resources(gpu, res)
+        res.checked_out = False    # the arrays are free for the next grid (one store: no lock)
         if port is not None:
             port.kernel_finished(grid_id)
         if tap is not None and launch is not None:
@@ -325,25 +325,25 @@ _resources_lock = threading.Lock()
 def _checkout_resources(gpu, plan, function, shared_bytes: int, template=None):
     """The launch's reusable arrays (wave.py LaunchResources), never the
     set another grid running concurrently is using; `template` (sim/
-    launch_template.py) brings the sizes they are keyed by."""
+    launch_template.py) brings the sizes they are keyed by. The launch
+    hands them back by clearing `checked_out`."""
     with _resources_lock:
-        busy = getattr(gpu, "_resources_busy", None)
-        if busy is None:
-            busy = gpu._resources_busy = set()
         cached = getattr(gpu, "_launch_resources", None)
         if cached is not None:
             res = cached[1]
-            if id(res) in busy:
+            if res.checked_out:
                 gpu._launch_resources = None     # in use: this launch makes (and caches) its own
-            elif template is not None and cached[0] is template.resources_key and cached[2] is function.program:
-                busy.add(id(res))     # what LaunchResources.for_launch finds under the template's own key
+            elif template is not None and cached[0] is template.resources_key:
+                # what LaunchResources.for_launch finds under the template's own key (its
+                # program's id: the program the template checked is alive, and is that one)
+                res.checked_out = True
                 return res
         if template is None:
             res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, local_size_for(gpu, function))
         else:
             res = LaunchResources.for_launch(gpu, plan, function, shared_bytes, template.local_size,
                                              template.segment_bytes, template.resources_key)
-        busy.add(id(res))
+        res.checked_out = True
         return res
 
 
@@ -366,11 +366,6 @@ def _wave_for(gpu, function, grid, block, shared_bytes: int, params: bytes, grid
     if reusable:
         X.keep_for_restart()
     return X
-
-
-def _return_resources(gpu, res) -> None:
-    with _resources_lock:
-        gpu._resources_busy.discard(id(res))
 
 
 def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
@@ -449,7 +444,10 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
         fault = KernelFault(X.fault_report(e, pc, sel))
         fault.wave = X
         raise fault from None
-    X.count_work(nsel, executed)
+    # X.count_work(nsel, executed), without its call: once per step of every kernel
+    X.thread_instructions += nsel * executed
+    X.steps += 1
+    X.cycles += executed
 
 
 def _run_observed(tap, X: WaveExecution, b, pc: int, sel) -> None:
@@ -490,16 +488,21 @@ def next_group(view: np.ndarray, spin: SpinBackoff, whole: bool = True):
 def whole_wave_at_known_pc(X: WaveExecution, spin: SpinBackoff):
     """next_group's answer without scanning the wave, when the last write
     to the scheduling pcs put the whole wave at one pc (X.uniform_pc);
-    None when that is not known (or warps are backed off)."""
+    None when that is not known (or warps are backed off). `spin` None:
+    the caller has made no backoff yet (one made now would only be reset
+    by the whole wave's steps); None for a step that must tell one."""
     m = X.uniform_pc
-    if m is None or spin.mask is not None:
+    if m is None or spin is not None and spin.mask is not None:
         return None
     idx = X.uniform_slots      # None: every slot; a padded wave's real threads (as the scan would find them)
     if idx is None:
-        spin.count = 0         # (spin.observe of the whole wave)
+        if spin is not None:
+            spin.count = 0     # (spin.observe of the whole wave)
         return m, None
     if m >= PARKED:
         return m, None
+    if spin is None:
+        return None
     spin.observe(m, idx)
     return m, idx
 
@@ -526,16 +529,26 @@ def run_wave(X: WaveExecution, watch: KernelWatch | None = None, visits: list[in
     if watch is None:
         watch = KernelWatch(None, None)
         visits = watch.start_wave(X, 0, 1)
-    spin = SpinBackoff(X) if order is None else None   # warps spinning on other warps must not starve them
+    # warps spinning on other warps must not starve them: the lowest-pc rule's
+    # backoff, made at the first step that is not the whole wave at a known pc
+    # (until then it would only have been reset to its initial state)
+    spin = None
     every = watch.check_steps
     countdown = every
     while True:
-        if spin is not None:
-            m, idx = whole_wave_at_known_pc(X, spin) or next_group(X.sched, spin)
+        if order is None:
+            picked = whole_wave_at_known_pc(X, spin)
+            if picked is None:
+                if spin is None:
+                    spin = SpinBackoff(X)
+                    picked = whole_wave_at_known_pc(X, spin)
+                if picked is None:
+                    picked = next_group(X.sched, spin)
+            m, idx = picked
         else:
             m, idx = order.next_group(X.sched)
         if m >= PARKED:
-            if _stuck(X, m):
+            if m < EXITED and _stuck(X, m):     # (m >= EXITED: the wave has finished)
                 continue
             return
         visits[m] += 1

@@ -77,22 +77,15 @@ QUICK_OPCODES = frozenset({C.Opcode.SEM_RELEASE, C.Opcode.SEM_ACQUIRE, C.Opcode.
                            C.Opcode.WAIT_VALUE, C.Opcode.WRITE_VALUE, C.Opcode.TIMESTAMP,
                            C.Opcode.SET_LAUNCH_LIMITS})
 _LAUNCH = C.Opcode.LAUNCH
+_DESCRIPTOR_BYTES = C.DESCRIPTOR_BYTES
+_descriptor_fields = C.descriptor_fields
+_LAUNCH_CYCLES = timing.LAUNCH_COMMAND_CYCLES
 _NAMES = {op: op.name for op in C.Opcode}    # Enum's .name is a Python-level property
 _SIZE_WORDS = {op: 1 + C.payload_words(op) for op in C.FORMATS}    # Command.size_words, without its property
 # WAIT_VALUE flags, as CUDA's CU_STREAM_WAIT_VALUE_*.
 WAIT_VALUE_GEQ, WAIT_VALUE_EQ, WAIT_VALUE_AND, WAIT_VALUE_NOR = 0, 1, 2, 3
 WAIT_VALUE_FLUSH = 1 << 30
 VALUE_POLL_S = 0.002   # re-check interval of blocked WAIT_VALUEs (direct host_view writes)
-# (sim/gpu.py's default executor, the launch_grid it imports on first use):
-# the front end calls launch_grid itself (the executor module imports what
-# imports this one, so it is looked up at the first launch)
-_DEFAULT_EXECUTOR: list = [None, None]
-
-
-def _resolve_default_executor() -> None:
-    from gpudbg.sim import gpu as sim_gpu
-    from gpudbg.sim.executor import launch_grid
-    _DEFAULT_EXECUTOR[:] = [sim_gpu._default_executor, launch_grid]
 
 
 def _memop_problem(cmd: C.Command) -> str:
@@ -130,6 +123,7 @@ class Frontend:
         self.engines = {EngineKind.COPY: Engine(EngineKind.COPY, self._copy_engines),
                         EngineKind.COMPUTE: Engine(EngineKind.COMPUTE, self._kernel_slots)}
         self.threads = DeviceThreads(self.cv, f"gpudbg-gpu{gpu.ordinal}", self._lead, self._work)
+        self._executor: tuple[Any, Any] = (None, None)   # (the GPU's executor, what _launch calls for it)
 
     def _copy_engines(self) -> int:
         return max(1, int(getattr(self.gpu.model, "async_engine_count", 1) or 1))
@@ -285,11 +279,14 @@ class Frontend:
         channel's ready quick commands, and return the next command if it is
         for the same engine; None hands the channel back to the scheduler."""
         ch = job.channel
-        ring = ch.ring
         killing = self._killing
+        # (what is set under cv stays as it is while the caller holds it;
+        # a fault of a quick command run here sets the semaphore's error)
+        if self._stop or job.abort is not None or killing and ch.group in killing:
+            return None
+        ring = ch.ring
         kind = job.kind
-        while ring.put != ring.get and not self._stop and job.abort is None and ch.semaphore.error is None \
-                and not (killing and ch.group in killing):
+        while ring.put != ring.get and ch.semaphore.error is None:
             offset = ring.get
             try:
                 cmd = ring.decode_at(offset)
@@ -316,7 +313,7 @@ class Frontend:
         if error is None:
             op = cmd.opcode
             if op is _LAUNCH:
-                timing.advance(self.gpu, timing.LAUNCH_COMMAND_CYCLES)    # timing.charge of a LAUNCH
+                timing.advance(self.gpu, _LAUNCH_CYCLES)    # timing.charge of a LAUNCH
             elif op not in QUICK_OPCODES:
                 timing.charge(self.gpu, _NAMES[op], cmd.fields)
             if channel.semaphore.error is not None:
@@ -558,6 +555,19 @@ class Frontend:
                 raise AccessFault(CUDBGException.CUDBG_EXCEPTION_LANE_ILLEGAL_ADDRESS,
                                   self._code_space().GLOBAL, -1, cmd.address, 0, str(e)) from None
 
+    def _resolve_executor(self, run: Any) -> Any:
+        """What a launch calls for the GPU's executor `run`: launch_grid
+        itself for sim/gpu.py's default (which only imports it: the executor
+        module imports what imports this one), else `run`; remembered for
+        the next launch (a test may replace the executor at any time)."""
+        from gpudbg.sim import gpu as sim_gpu
+        if run is sim_gpu._default_executor:
+            from gpudbg.sim.executor import launch_grid
+            self._executor = (run, launch_grid)
+        else:
+            self._executor = (run, run)
+        return self._executor[1]
+
     def _launch(self, descriptor_address: int, job: Job | None = None) -> None:
         gpu = self.gpu
         mem = gpu.memory
@@ -566,10 +576,10 @@ class Frontend:
         # block only after this LAUNCH's fence retired. A descriptor that does
         # not lie inside one allocation is refused by mem.view, precisely.
         a = mem.find(descriptor_address)
-        if a is None or descriptor_address + C.DESCRIPTOR_BYTES > a.base + a.size:
+        if a is None or descriptor_address + _DESCRIPTOR_BYTES > a.base + a.size:
             mem.view(descriptor_address, C.DESCRIPTOR_BYTES)
         (code_address, gx, gy, gz, bx, by, bz, shared, param_address, param_size, grid_id, host_tid,
-         cooperative, cx, cy, cz) = C.descriptor_fields(a.data, descriptor_address - a.base)
+         cooperative, cx, cy, cz) = _descriptor_fields(a.data, descriptor_address - a.base)
         params = bytes(mem.view(param_address, param_size)) if param_size else b""
         function = gpu.functions.get(code_address)
         if function is None:
@@ -581,10 +591,8 @@ class Frontend:
         if job is not None:
             job.host_tid = host_tid
         run = gpu.executor
-        if _DEFAULT_EXECUTOR[0] is None:
-            _resolve_default_executor()
-        if run is _DEFAULT_EXECUTOR[0]:      # the GPU's own: launch_grid, without the indirection
-            run = _DEFAULT_EXECUTOR[1]
+        resolved = self._executor
+        run = resolved[1] if run is resolved[0] else self._resolve_executor(run)
         if cooperative or cx:
             extra: dict = {}
             if cooperative:

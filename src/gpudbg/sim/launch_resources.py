@@ -101,6 +101,9 @@ class LaunchResources:
         self._arrays: dict = {}
         self._waves: dict[int, WaveArrays] = {}     # slots -> the arrays of a wave that size
         self._constants: tuple | None = None
+        # held by a running grid (sim/executor.py _checkout_resources): a
+        # concurrent grid makes its own instead
+        self.checked_out = False
         # (template, blocks, wave): the last launch's wave, which the next
         # launch of the same template may restart (sim/executor.py _wave_for)
         self.kept_wave: tuple | None = None

@@ -306,12 +306,16 @@ class SMPool:
             if p.released:
                 return
             p.released = True
-            self._leases.pop(id(p), None)
-            left = self._owners.get(id(p.owner), 0) - 1
-            if left > 0:
-                self._owners[id(p.owner)] = left
+            leases = self._leases
+            leases.pop(id(p), None)
+            if not leases:    # the last placement held: no owner holds any (a lone grid's release)
+                self._owners.clear()
             else:
-                self._owners.pop(id(p.owner), None)
+                left = self._owners.get(id(p.owner), 0) - 1
+                if left > 0:
+                    self._owners[id(p.owner)] = left
+                else:
+                    self._owners.pop(id(p.owner), None)
             if p.applied:
                 self.used -= p.per_sm[:, None] * np.array(p.shape.need, dtype=np.int64)[None, :]
                 rows = np.repeat(p.block_sm, p.shape.warps)

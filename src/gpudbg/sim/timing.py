@@ -79,8 +79,8 @@ LAUNCH_COMMAND_CYCLES = command_cycles("LAUNCH", {})
 
 def advance(gpu: Any, cycles: int) -> None:
     """Add `cycles` to the device clock (from any thread)."""
-    with _clock_lock:
-        gpu.clock_cycles = int(getattr(gpu, "clock_cycles", 0)) + int(cycles)
+    with _clock_lock:     # (the clock only ever holds the ints stored here)
+        gpu.clock_cycles = getattr(gpu, "clock_cycles", 0) + int(cycles)
 
 
 def now(gpu: Any) -> int:

@@ -115,6 +115,9 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self._bars_own = False
         self.async_unit = None   # copies in flight and mbarrier waiters (sim/async_copy.py), on first use
         self.param_copy = None   # the parameter window's copy in global memory (sim/param_window.py), on first use
+        # %envreg0..31: zero but for a cooperative grid's workspace address,
+        # which the executor writes into a wave it never restarts
+        self.envregs = [0] * 32
         self._launch_state(params, grid_id, budget)
 
     def _launch_state(self, params, grid_id: int, budget: int) -> None:
@@ -122,9 +125,8 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         containers and arrays a run changes in place."""
         self.grid_id = grid_id
         self.kparams = bytes(params)
-        self.envregs = [0] * 32
         self.budget = budget
-        self.cycle_base = int(getattr(self.gpu, "clock_cycles", 0))
+        self.cycle_base = getattr(self.gpu, "clock_cycles", 0)     # (an int: sim/timing.py)
         self.printf_out: list[str] = []
         arrays = self.arrays
         self.regs = list(arrays.regs)
@@ -147,7 +149,8 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         for restart(). Before any instruction ran, every attribute is the
         shape's or _start's, so putting them back and running _start again
         is what a new WaveExecution of the same shape would hold."""
-        self._fresh = dict(self.__dict__)
+        self._fresh = fresh = dict(self.__dict__)
+        fresh["_fresh"] = fresh      # (so that restart's update puts it back too)
 
     def restart(self, params, grid_id: int, budget: int) -> "WaveExecution":
         """This wave, as a new launch of the same shape starts it: the
@@ -157,7 +160,6 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         fresh = d["_fresh"]
         d.clear()
         d.update(fresh)
-        d["_fresh"] = fresh
         self._launch_state(params, grid_id, budget)
         return self
 
@@ -206,6 +208,7 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         return base[sel], base[~sel]
 
     def count_work(self, nsel: int, executed: int) -> None:
+        """(executor.execute_step does the same inline at the end of a step.)"""
         self.thread_instructions += nsel * executed
         self.steps += 1
         self.cycles += executed
