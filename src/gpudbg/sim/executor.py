@@ -22,8 +22,8 @@ model timing, caches or memory ordering between threads of a wave (all
 memory operations happen in one global order, which is one legal outcome).
 
 Other schedules (sim/schedule.py: random interleaving of warps, by seed)
-run in a second loop, chosen once per launch, so the default loop pays
-nothing for them. Both loops let the launch's KernelWatch (sim/kernel_watch.py)
+pick the steps of the same loop instead of the lowest-pc rule (one test
+per step for the default). The loop lets the launch's KernelWatch (sim/kernel_watch.py)
 stop a kernel that runs too long, is cancelled, or exceeds an instruction
 budget (none unless GPUDBG_INSTRUCTION_BUDGET sets one): it counts the steps
 started at each pc and looks at the clock every CHECK_STEPS steps.
@@ -235,8 +235,9 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                 finally:
                     pool.release(placement)
                 wave_index += 1
-        if quiet is not None:
-            quiet, on = None, quiet
+        if quiet is not None:     # (not for the grids it launched: each launch quiets its own waves)
+            on = quiet
+            quiet = None
             on.__exit__(None, None, None)
         if children.queued or children.tail:     # the grids it launched from the device
             device_runtime.run_children(gpu, children, lambda child, d: launch_grid(
@@ -489,8 +490,9 @@ def whole_wave_at_known_pc(X: WaveExecution, spin: SpinBackoff):
     """next_group's answer without scanning the wave, when the last write
     to the scheduling pcs put the whole wave at one pc (X.uniform_pc);
     None when that is not known (or warps are backed off). `spin` None:
-    the caller has made no backoff yet (one made now would only be reset
-    by the whole wave's steps); None for a step that must tell one."""
+    the caller has made no backoff yet; the answer is then given only for
+    the whole wave (whose step would reset a new backoff anyway), else None:
+    the caller makes one and asks again."""
     m = X.uniform_pc
     if m is None or spin is not None and spin.mask is not None:
         return None
