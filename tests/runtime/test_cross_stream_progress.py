@@ -144,6 +144,35 @@ def test_a_kernel_on_another_stream_releases_a_spinning_kernel_both_resident(dev
     assert gpu.sm_pool.peak_grids >= 2 and gpu.sm_pool.resident_grids == 0   # the pool's own count
 
 
+def test_under_the_differential_mode_a_held_back_kernel_is_resident_before_the_work_it_waits_for(
+        dev, monkeypatch):
+    # GPUDBG_DIFFERENTIAL: the consumer's compared run holds the front end,
+    # so the producer waits; the run gives way (HeldBack) and the consumer
+    # runs again, uncompared. The producer must start only once that run is
+    # resident: with the hold let go before the run (slow to start here),
+    # the producer ran first, alone on the GPU, in the consumer's warp slot
+    from gpudbg.sim.native import differential
+    monkeypatch.setenv(differential.ENV_DIFFERENTIAL, "1")
+    monkeypatch.setattr(differential, "HOLD_PATIENCE_S", 0.3)
+    inside = differential._inside
+
+    def slow_to_start(launch_grid, gpu, function, args):
+        if function.name == "consumer":
+            time.sleep(0.5)
+        return inside(launch_grid, gpu, function, args)
+    monkeypatch.setattr(differential, "_inside", slow_to_start)
+    before = differential.stats.copy()
+    k, a, b = dev
+    flag, out, where = _start_consumer(k, a)
+    assert mc.mcLaunchKernel(k["producer"], 1, 1, [flag, 7, where], 0, b) == (S,)
+    _finished(a, out, 7)
+    assert mc.mcStreamSynchronize(b) == (S,)
+    gave_way = [r for r, n in differential.stats.items() if n > before.get(r, 0) and "waited behind" in r]
+    assert gave_way, "the consumer's compared run never gave way to the held-back producer"
+    sm_c, warp_c, sm_p, warp_p = _read(where, 4).tolist()
+    assert (sm_c, warp_c) != (sm_p, warp_p)        # resident together, as without the mode
+
+
 def test_stream_order_holds_while_streams_overlap(dev):
     k, a, b = dev
     flag, out, _ = _start_consumer(k, a)        # stream a is busy spinning all along

@@ -32,9 +32,12 @@ the runs would read as a difference). A kernel may wait for another
 stream's work (a flag a copy or another kernel sets): when a run has gone
 on for HOLD_PATIENCE_S while a command that could start waits behind the
 hold (the job watch asks, check_held), the run stops (HeldBack), the
-launch's state is put back and it runs once, uncompared, with the front
-end free, counted as skipped. Host code writing managed or pinned memory
-while a kernel runs is not held back.
+launch's state is put back and it runs once, uncompared, counted as
+skipped; the hold ends at that run's first watch check, when its grid is
+resident again, so the work it waits for starts beside it as on a GPU
+(let go before, that work could start, run alone and finish first).
+Host code writing managed or pinned memory while a kernel runs is not
+held back.
 """
 from __future__ import annotations
 
@@ -68,6 +71,11 @@ _running = 0                  # launches running now, outside any differential o
 _exclusive = False            # a differential launch is running
 
 
+# gpu.differential_hold while a held-back launch runs again, uncompared: the
+# hold ends at that run's first watch check (check_held), or with the launch
+GIVE_WAY = "until the held-back launch is resident"
+
+
 class HeldBack(Exception):
     """A compared run went on while a command the hold keeps from
     starting waited: the kernel may be waiting for it."""
@@ -80,11 +88,14 @@ def check_held(X, started: float, timeout: float | None = None) -> None:
     `timeout` when that is shorter (so that the work it waits for runs
     before the watch stops it), and the front end has a command that could
     start now but for the hold."""
+    gpu = X.gpu
+    if gpu.differential_hold is GIVE_WAY:     # a held-back launch's own run: resident now
+        _release(gpu)
+        return
     elapsed = time.monotonic() - started
     patience = HOLD_PATIENCE_S if timeout is None else min(HOLD_PATIENCE_S, timeout / 3)
     if elapsed < patience:
         return
-    gpu = X.gpu
     with gpu.cv:
         waiting = gpu.frontend.held_back()
     if waiting:
@@ -228,9 +239,13 @@ def launch(launch_grid, gpu, function, grid, block, shared_bytes: int, params: b
             return _differential(launch_grid, gpu, function, args)
         except HeldBack as e:
             # its state is back as it was: run it once as an ordinary
-            # launch, beside the front end's other work and other launches
-            _release(gpu)
-            held = False
+            # launch, beside the front end's other work and other launches.
+            # The hold stays until that run's first watch check (check_held):
+            # its grid is resident again by then, so the work it waits for
+            # starts beside it, as it did beside the compared run; released
+            # here, that work could start, run alone and finish first
+            with gpu.cv:
+                gpu.differential_hold = GIVE_WAY
             with _cv:
                 _exclusive = exclusive = False
                 _running += 1
