@@ -44,27 +44,7 @@ from gpudbg.sim.loader import load_module  # noqa: E402
 from gpudbg.sim.memory.spaces import AllocationKind  # noqa: E402
 from gpudbg.sim.sm_pool import BlockShape, SMPool  # noqa: E402
 
-# out[blockIdx.x * blockDim.x + threadIdx.x] = blockIdx.x + 1
-MARK = """
-.version 7.0
-.target sm_80
-.address_size 64
-.visible .entry mark(.param .u64 out)
-{
-  .reg .u32 %r<6>;
-  .reg .u64 %rd<4>;
-  ld.param.u64 %rd1, [out];
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mad.lo.u32 %r4, %r1, %r2, %r3;
-  add.u32 %r5, %r1, 1;
-  mul.wide.u32 %rd2, %r4, 4;
-  add.u64 %rd3, %rd1, %rd2;
-  st.global.u32 [%rd3], %r5;
-  ret;
-}
-"""
+from test_launch_template import MARK  # noqa: E402  (out[global id] = blockIdx.x + 1)
 
 
 @pytest.fixture
