@@ -334,8 +334,6 @@ def decode_descriptor(data: bytes) -> dict[str, int]:
     return dict(zip(_DESCRIPTOR_NAMES, _DESCRIPTOR_STRUCT.unpack_from(data)))
 
 
-
-
 # Per-opcode tables derived once from FORMATS and CONSTRAINTS: a launch
 # makes and encodes several commands, and walking the enum-valued format
 # (FieldType.words/.mask are properties) each time cost more than the work.
