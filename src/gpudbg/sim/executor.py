@@ -445,10 +445,7 @@ def execute_step(X: WaveExecution, code: list, leader, pc: int, idx) -> None:
         fault = KernelFault(X.fault_report(e, pc, sel))
         fault.wave = X
         raise fault from None
-    # X.count_work(nsel, executed), without its call: once per step of every kernel
-    X.thread_instructions += nsel * executed
-    X.steps += 1
-    X.cycles += executed
+    X.count_work(nsel, executed)
 
 
 def _run_observed(tap, X: WaveExecution, b, pc: int, sel) -> None:

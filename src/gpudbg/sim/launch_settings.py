@@ -107,10 +107,7 @@ def current() -> LaunchSettings | None:
     None when one is bad: the caller then runs its own checks, which
     refuse the launch with the error (and in the order) it always did."""
     global _last
-    store = _store
-    env = os.environ
-    # snapshot(), without its call
-    snap = tuple(map(store[1].get, store[2])) if store is not None and store[0] is env else _snapshot_of(env)
+    snap = snapshot()
     last = _last
     if last is not None and last[0] == snap:
         return last[1]

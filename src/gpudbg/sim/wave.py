@@ -211,7 +211,6 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         return base[sel], base[~sel]
 
     def count_work(self, nsel: int, executed: int) -> None:
-        """(executor.execute_step does the same inline at the end of a step.)"""
         self.thread_instructions += nsel * executed
         self.steps += 1
         self.cycles += executed
