@@ -377,10 +377,19 @@ class SegmentEmitter(SecondPass, RawFloats):
         loop = self.fn.append_basic_block("loop")
         after = self.fn.append_basic_block("after")
         self.fail_block = self.fn.append_basic_block("fail")
-        b.cbranch(self._first_pass_runs(), loop, after)
-        self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
         self._taken = []
         branches = [(int(p), int(t)) for p, t in getattr(self.plan, "if_branches", ())]
+        prescan = getattr(self.plan, "prescan", None)
+        self._runs_slot = None
+        if prescan is None or self.checks_only:
+            b.cbranch(self._first_pass_runs(), loop, after)
+            self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
+        else:
+            head = self.fn.append_basic_block("prescan")
+            b.cbranch(self._first_pass_runs(), head, after)
+            before = self._prescan(head, loop, [c for c in compiled if c.pc < prescan],
+                                   next(c for c in compiled if c.pc == prescan))
+            self.i, self.t, body_start = self._thread_loop_head(loop, before, skip=(self._runs_slot, after))
         self.windows = window_checks.plan(self.program, compiled, getattr(self.plan, "last_write", None), branches)
         self.window_verified: set = set()
         targets = dict(branches)
@@ -450,23 +459,72 @@ class SegmentEmitter(SecondPass, RawFloats):
         return b.and_(b.icmp_signed(">", self.n_arg, I64(0)),
                       b.icmp_unsigned("!=", self.env(ENV["phase"]), I64(2)))
 
-    def _thread_loop_head(self, loop, before, first: L.Value = I64(0)):
+    def _prescan(self, head, main_loop, prefix: list, branch) -> L.Block:
+        """The first loop of a segment with a prescan (segments.py
+        prescan_branch): for every thread, the instructions before the
+        branch (their live registers stored, as the main loop would) and
+        one byte in a scratch row saying whether the thread runs the body.
+        That row is also the body's write flags for the second pass
+        (_emit_guarded), so a group of eight threads the main loop skips
+        leaves exactly what its threads, skipping the body, would have
+        left. Returns the loop's last block, whence the main loop starts."""
+        b = self.b
+        saved = (self.values, self.dirty, self.raw_floats, self._block_writes, self._stored_at)
+        self.values, self.dirty, self.raw_floats, self._block_writes, self._stored_at = {}, set(), {}, set(), {}
+        self.i, self.t, _ = self._thread_loop_head(head, self.entry)
+        for c in prefix:
+            self.current = c
+            self.function_ir = self.program.functions[c.function].ir
+            self._emit_guarded(c)
+        self.current = branch
+        self.function_ir = self.program.functions[branch.function].ir
+        self._runs_slot = self.new_slot()
+        self.record(self._runs_slot, b.zext(b.not_(self.guard_value(branch.inst)), I8))
+        self._flush()
+        i = self.i
+        nxt = b.add(i, I64(1))
+        i.add_incoming(nxt, b.block)
+        last = b.block
+        b.cbranch(b.icmp_signed("<", nxt, self.n_arg), head, main_loop)
+        self.values, self.dirty, self.raw_floats, self._block_writes, self._stored_at = saved
+        return last
+
+    def _thread_loop_head(self, loop, before, first: L.Value = I64(0), skip: tuple | None = None):
         """In `loop`: i = phi (`first` coming from `before`), t = idx ?
         idx[i] : i (idx only read when not null). Leaves the builder in
-        the body block."""
+        the body block. `skip` (row, exit): at each whole group of eight
+        positions whose bytes in scratch row `row` are all zero, go on
+        with the next group (or to `exit` after the last)."""
         b = self.b
         b.position_at_end(loop)
         i = b.phi(I64, name="i")
         i.add_incoming(first, before)
+        if skip is not None:
+            row, leave = skip
+            look = self.fn.append_basic_block("group_look")
+            skipped = self.fn.append_basic_block("group_skipped")
+            thread = self.fn.append_basic_block("thread")
+            nxt = b.add(i, I64(8))
+            whole = b.and_(b.icmp_unsigned("==", b.and_(i, I64(7)), I64(0)), b.icmp_signed("<=", nxt, self.n_arg))
+            b.cbranch(whole, look, thread)
+            b.position_at_end(look)
+            eight = b.load(b.bitcast(b.gep(self.scratch_row(row, I8), [i], inbounds=True), I64.as_pointer()),
+                           align=1)
+            b.cbranch(b.icmp_unsigned("==", eight, I64(0)), skipped, thread)
+            b.position_at_end(skipped)
+            i.add_incoming(nxt, skipped)
+            b.cbranch(b.icmp_signed("<", nxt, self.n_arg), loop, leave)
+            b.position_at_end(thread)
         pick = self.fn.append_basic_block("pick")
         body = self.fn.append_basic_block("body")
+        head = b.block
         b.cbranch(self._has_idx(), pick, body)
         b.position_at_end(pick)
         picked = b.load(b.gep(self.idx_arg, [i], inbounds=True))
         b.branch(body)
         b.position_at_end(body)
         t = b.phi(I64, name="t")
-        t.add_incoming(i, loop)
+        t.add_incoming(i, head)
         t.add_incoming(picked, pick)
         return i, t, body
 
@@ -518,7 +576,9 @@ class SegmentEmitter(SecondPass, RawFloats):
         p = self.guard_value(inst)
         if low.effect == "write":
             # the second pass writes only for threads whose guard held
-            self._active_slot = self.new_slot()
+            # (an if body's store after a prescan: the prescan's row)
+            runs = getattr(self, "_runs_slot", None)
+            self._active_slot = runs if implied is not None and runs is not None else self.new_slot()
             self.record(self._active_slot, b.zext(p, I8))
         before = dict(self.values)
         raw_before = dict(self.raw_floats)

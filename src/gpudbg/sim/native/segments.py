@@ -38,6 +38,7 @@ class SegmentPlan:
     if_branches: tuple = ()         # ((pc of `@p bra L`, L), ...) of its if bodies (if_bodies.py)
     last_write: dict | None = None  # register -> last pc of it writing it (None: unknown; window_checks.py)
     precheck: bool = False          # has a checks-only twin run first (engine.py, the FULL variant)
+    prescan: int | None = None      # pc of its lone if branch whose guard a first loop evaluates (emit.py)
 
     @classmethod
     def empty(cls) -> "SegmentPlan":
@@ -46,6 +47,36 @@ class SegmentPlan:
     @property
     def name(self) -> str:
         return f"seg_{self.start}_{self.end}"
+
+
+PRESCAN_PREFIX = 8    # instructions before the branch a prescan computes twice (prescan_branch)
+
+
+def prescan_branch(pcs: list[int], ifs: list[tuple[int, int]], lowered: dict, code) -> int | None:
+    """The pc of the segment's if branch when the emitter may first find,
+    in a loop of its own, which threads run the body, and then skip groups
+    of eight threads that do not (emit.py): the segment's one if body ends
+    it, so a thread that skips the body does nothing else in the segment,
+    and what comes before the branch is at most PRESCAN_PREFIX unguarded
+    instructions without memory access that read no register they write,
+    so computing them twice, once in the prescan and again for the threads
+    that run the body, stores the same values (a tree reduction's `if (t <
+    k)`, where most threads of the later levels skip the body)."""
+    if len(ifs) != 1 or ifs[0][1] != pcs[-1] + 1:
+        return None
+    branch = ifs[0][0]
+    prefix = [pc for pc in pcs if pc < branch]
+    if len(prefix) > PRESCAN_PREFIX:
+        return None
+    reads: set[int] = set()
+    writes: set[int] = set()
+    for pc in prefix:
+        found = lowered.get(pc)
+        if found is None or found[0] != "none" or code[pc].inst.guard is not None:
+            return None
+        reads |= found[1]
+        writes |= found[2]
+    return None if reads & writes else branch
 
 
 def plan_segments(program, min_length: int = 1, if_convert: bool = False, live_before: list | None = None
@@ -78,7 +109,8 @@ def plan_segments(program, min_length: int = 1, if_convert: bool = False, live_b
             scratch = sorted(live_in & written) if can_fail else []
             out.append(SegmentPlan(cur[0], cur[-1] + 1, {k: s for s, k in enumerate(scratch)},
                                    len(scratch), can_fail, events=events, if_branches=tuple(cur_ifs),
-                                   last_write=dict(last_write)))
+                                   last_write=dict(last_write),
+                                   prescan=None if scratch else prescan_branch(cur, cur_ifs, lowered, code)))
         cur, live_in, written, can_fail, events, cur_ifs = [], set(), set(), False, 0, []
         crossing.clear()
         last_write.clear()
