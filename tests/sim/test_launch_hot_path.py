@@ -195,6 +195,25 @@ def test_a_cooperative_launch_gets_a_new_wave_and_keeps_none(mark):
     assert np.frombuffer(gpu.memory.read(out, 256), np.uint32).tolist() == [1] * 32 + [2] * 32
 
 
+def test_a_cooperative_launch_refused_for_its_workspace_hands_its_arrays_back(mark, monkeypatch):
+    """The workspace is allocated inside the launch's try: a launch refused
+    for want of it leaves its reusable arrays free, and the next launch
+    of the shape gets the same ones (before, they stayed checked out and
+    the next launch built new ones)."""
+    gpu, k = mark
+    _launch(gpu, k, (2, 1, 1), (32, 1, 1))
+    res = gpu._launch_resources[1]
+
+    def no_memory(gpu_, function):
+        raise executor.LaunchAborted(f"the cooperative launch of {function.name} has no memory")
+    monkeypatch.setattr(executor, "grid_workspace", no_memory)
+    with pytest.raises(executor.LaunchAborted):
+        executor.launch_grid(gpu, k, (2, 1, 1), (32, 1, 1), 0, bytes(8), 3, cooperative=True)
+    assert res.checked_out is False
+    assert _launch(gpu, k, (2, 1, 1), (32, 1, 1))[:64].tolist() == [1] * 32 + [2] * 32
+    assert gpu._launch_resources[1] is res
+
+
 # ------------------------------------------------------------------ SM pool
 class _Model:
     sm_count = 2

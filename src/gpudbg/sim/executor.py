@@ -149,14 +149,16 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
     failure: BaseException | None = None
     nwaves = template.nwaves
     children = device_runtime.DeviceLaunches(gpu, grid_id, depth)
-    workspace = grid_workspace(gpu, function) if cooperative else None
+    workspace = None
     csize = template.csize
     wave_index = 0
     # a wave the next launch of this template may restart: none that a
     # debugger, a tool or a cooperative workspace holds on to or changed
-    reusable = port is None and tap is None and workspace is None
+    reusable = port is None and tap is None and not cooperative
     quiet = None
     try:
+        if cooperative:    # (inside: a launch refused for want of it hands the arrays back)
+            workspace = grid_workspace(gpu, function)
         if port is not None:
             port.kernel_ready(function, grid, block, shared_bytes, params, grid_id, parent=parent,
                               cluster=plan.cluster)
