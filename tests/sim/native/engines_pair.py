@@ -72,3 +72,16 @@ def run_both(ptx: str, kernel: str, grid, block, args, require_native: bool = Tr
         assert native_segments(got) > 0, "the native run compiled no segment"
     assert_same(ref, got)
     return ref, got
+
+
+def if_plans(result: Result) -> list:
+    """The segment plans with if bodies of a run's program."""
+    from gpudbg.sim.native.segments import plan_segments
+    return [p for p in plan_segments(result.module.program, if_convert=True)[0] if p.if_branches]
+
+
+def same_counts(ref: Result, got: Result) -> None:
+    """The interpreter's count of work, steps and cycles."""
+    assert got.stats.thread_instructions == ref.stats.thread_instructions
+    assert got.stats.steps == ref.stats.steps
+    assert got.stats.cycles == ref.stats.cycles

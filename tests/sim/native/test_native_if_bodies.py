@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines_pair import Out, engine_choice, run, run_both
+from engines_pair import Out, engine_choice, if_plans, run, run_both, same_counts
 
 from gpudbg.sim.native.engine import NativeSegment
-from gpudbg.sim.native.segments import SegmentPlan, plan_segments
+from gpudbg.sim.native.segments import SegmentPlan
 
 HEAD = ".version 7.0\n.target sm_70\n.address_size 64\n"
 
@@ -65,23 +65,13 @@ L:
 """
 
 
-def _if_plans(result) -> list:
-    return [p for p in plan_segments(result.module.program, if_convert=True)[0] if p.if_branches]
-
-
-def _same_counts(ref, got) -> None:
-    assert got.stats.thread_instructions == ref.stats.thread_instructions
-    assert got.stats.steps == ref.stats.steps
-    assert got.stats.cycles == ref.stats.cycles
-
-
 def test_a_tree_level_runs_its_if_body_natively():
     ref, got = run_both(TREE, "tree", (4,), (128,), [Out(128, np.uint32)])   # every block writes the same
-    assert [p.if_branches[0][1] - p.if_branches[0][0] for p in _if_plans(got)] == [5]
+    assert [p.if_branches[0][1] - p.if_branches[0][0] for p in if_plans(got)] == [5]
     t = np.arange(128)
     want = np.where(t < 64, 2 * t + 64, t)
     assert got[0].tolist() == want.tolist()
-    _same_counts(ref, got)
+    same_counts(ref, got)
 
 
 def test_threads_that_skip_keep_their_value_and_the_code_after_l_is_counted():
@@ -89,8 +79,8 @@ def test_threads_that_skip_keep_their_value_and_the_code_after_l_is_counted():
         ref, got = run_both(GUARDED_VALUE, "after", (2,), (128,), [Out(128, np.uint32), n])
         t = np.arange(128)
         assert got[0].tolist() == np.where(t < n, 3 * (t + 100) + 1, 8).tolist()
-        _same_counts(ref, got)
-    plans = _if_plans(got)
+        same_counts(ref, got)
+    plans = if_plans(got)
     assert len(plans) == 1 and plans[0].end > plans[0].if_branches[0][1]    # the segment goes on past L
 
 
@@ -103,7 +93,7 @@ def test_the_debuggers_variant_converts_it_with_the_interpreters_registers(monke
     before = differential.stats.get("compared", 0)
     r = run(GUARDED_VALUE, "after", (2,), (64,), [Out(128, np.uint32), 40])
     assert differential.stats.get("compared", 0) == before + 1
-    assert r.module.program.native_full_ready and _if_plans(r)
+    assert r.module.program.native_full_ready and if_plans(r)
 
 
 def test_an_if_body_runs_only_for_the_whole_wave():
@@ -159,7 +149,7 @@ def test_a_warp_spinning_on_another_blocks_flag_counts_the_interpreters_work():
     loop runs interpreted for the spinning warps' partial steps, so the
     spin detection backs off at the same step under both engines."""
     ref, got = run_both(SPIN_FLAG, "spin", (2,), (64,), [Out(1, np.uint32), Out(64, np.uint32)])
-    _same_counts(ref, got)
+    same_counts(ref, got)
 
 
 
@@ -203,8 +193,8 @@ def test_one_segment_runs_two_if_bodies_and_counts_each():
     data = (np.arange(256, dtype=np.float32) * 0.5 + 1).astype(np.float32)
     for n in (0, 10, 64, 100, 130, 256):      # neither body, the first only for some, both for all
         ref, got = run_both(TWO_CHECKS, "two", (2,), (64,), [data, Out(128, np.float32), n])
-        _same_counts(ref, got)
-    plans = _if_plans(got)
+        same_counts(ref, got)
+    plans = if_plans(got)
     assert len(plans) == 1 and len(plans[0].if_branches) == 2
 
 

@@ -9,9 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engines_pair import Out, run, run_both
-
-from gpudbg.sim.native.segments import plan_segments
+from engines_pair import Out, if_plans, run, run_both, same_counts
+from test_native_if_bodies import GUARDED_VALUE, TREE
 
 HEAD = ".version 7.0\n.target sm_70\n.address_size 64\n"
 
@@ -101,16 +100,6 @@ L:
 """
 
 
-def _plans(result) -> list:
-    return [p for p in plan_segments(result.module.program, if_convert=True)[0] if p.if_branches]
-
-
-def _same_counts(ref, got) -> None:
-    assert got.stats.thread_instructions == ref.stats.thread_instructions
-    assert got.stats.steps == ref.stats.steps
-    assert got.stats.cycles == ref.stats.cycles
-
-
 def _data(threads: int, density: float, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return np.where(rng.random(threads) < density, rng.integers(1, 1 << 20, threads), 0).astype(np.uint32)
@@ -126,21 +115,20 @@ def test_a_sparse_body_skips_groups_with_the_interpreters_results(density, grid,
     data = _data(threads, density, seed=threads)
     ref, got = run_both(SPARSE, "sparse", grid, block,
                         [data, Out(threads, np.uint32, 7), Out(threads, np.uint32, 7)])
-    (plan,) = _plans(got)
+    (plan,) = if_plans(got)
     assert plan.prescan == plan.if_branches[0][0]
     t = np.arange(threads, dtype=np.uint32)
     assert got[1].tolist() == np.where(data != 0, data + (t ^ 5), 7).tolist()
     assert got[2].tolist() == ((t ^ 5) + np.where(data == 0, 1000, 0)).tolist()
-    _same_counts(ref, got)
+    same_counts(ref, got)
 
 
 def test_a_tree_reductions_levels_get_prescans():
     """Each level `if (t < k) s[t] += s[t + k]` of an unrolled tree."""
-    from test_native_if_bodies import TREE
     ref, got = run_both(TREE, "tree", (4,), (128,), [Out(128, np.uint32)])
-    (plan,) = _plans(got)
+    (plan,) = if_plans(got)
     assert plan.prescan == plan.if_branches[0][0]
-    _same_counts(ref, got)
+    same_counts(ref, got)
 
 
 @pytest.mark.parametrize("ptx,kernel,args", [
@@ -149,15 +137,14 @@ def test_a_tree_reductions_levels_get_prescans():
 ])
 def test_no_prescan_where_computing_the_prefix_twice_could_differ(ptx, kernel, args):
     ref, got = run_both(ptx, kernel, (1,), (64,), args)
-    (plan,) = _plans(got)
+    (plan,) = if_plans(got)
     assert plan.prescan is None
-    _same_counts(ref, got)
+    same_counts(ref, got)
 
 
 def test_no_prescan_when_the_segment_goes_on_past_l():
-    from test_native_if_bodies import GUARDED_VALUE
     ref, got = run_both(GUARDED_VALUE, "after", (2,), (128,), [Out(128, np.uint32), 40])
-    (plan,) = _plans(got)
+    (plan,) = if_plans(got)
     assert plan.end > plan.if_branches[0][1] and plan.prescan is None
 
 
@@ -172,4 +159,26 @@ def test_the_debuggers_variant_with_a_prescan_keeps_every_register(monkeypatch):
     data = _data(300, 0.05, seed=3)
     r = run(SPARSE, "sparse", (3,), (100,), [data, Out(300, np.uint32), Out(300, np.uint32)])
     assert differential.stats.get("compared", 0) == before + 1
-    assert r.module.program.native_full_ready and _plans(r)[0].prescan is not None
+    assert r.module.program.native_full_ready and if_plans(r)[0].prescan is not None
+
+
+def test_two_host_threads_run_the_parts_without_a_prescan_and_agree(monkeypatch):
+    """GPUDBG_THREADS=2 gives each host thread its part of the wave as an
+    index array: the prescan runs only for the whole wave, so each part's
+    main loop skips nothing and writes every thread's body flag and prefix
+    registers itself."""
+    from gpudbg.sim.native import parallel
+    monkeypatch.setenv(parallel.ENV_THREADS, "2")
+    threads = 64 * 100
+    assert threads >= parallel.PARALLEL_MIN
+    data = _data(threads, 0.03, seed=11)
+    ref, got = run_both(SPARSE, "sparse", (64,), (100,),
+                        [data, Out(threads, np.uint32, 7), Out(threads, np.uint32, 7)])
+    (plan,) = if_plans(got)
+    assert plan.prescan is not None
+    t = np.arange(threads, dtype=np.uint32)
+    assert got[1].tolist() == np.where(data != 0, data + (t ^ 5), 7).tolist()
+    assert got[2].tolist() == ((t ^ 5) + np.where(data == 0, 1000, 0)).tolist()
+    # (steps: each host thread's sub-wave counts its own, with or without a prescan)
+    assert got.stats.thread_instructions == ref.stats.thread_instructions
+    assert got.stats.cycles == ref.stats.cycles

@@ -384,12 +384,16 @@ class SegmentEmitter(SecondPass, RawFloats):
         if prescan is None or self.checks_only:
             b.cbranch(self._first_pass_runs(), loop, after)
             self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
-        else:
+        else:     # (a selection by index, GPUDBG_THREADS's parts, gets no prescan and skips nothing)
+            choose = self.fn.append_basic_block("choose")
             head = self.fn.append_basic_block("prescan")
-            b.cbranch(self._first_pass_runs(), head, after)
-            before = self._prescan(head, loop, [c for c in compiled if c.pc < prescan],
+            b.cbranch(self._first_pass_runs(), choose, after)
+            b.position_at_end(choose)
+            b.cbranch(self._has_idx(), loop, head)
+            before = self._prescan(choose, head, loop, [c for c in compiled if c.pc < prescan],
                                    next(c for c in compiled if c.pc == prescan))
             self.i, self.t, body_start = self._thread_loop_head(loop, before, skip=(self._runs_slot, after))
+            self.i.add_incoming(I64(0), choose)
         self.windows = window_checks.plan(self.program, compiled, getattr(self.plan, "last_write", None), branches)
         self.window_verified: set = set()
         targets = dict(branches)
@@ -459,7 +463,7 @@ class SegmentEmitter(SecondPass, RawFloats):
         return b.and_(b.icmp_signed(">", self.n_arg, I64(0)),
                       b.icmp_unsigned("!=", self.env(ENV["phase"]), I64(2)))
 
-    def _prescan(self, head, main_loop, prefix: list, branch) -> L.Block:
+    def _prescan(self, before, head, main_loop, prefix: list, branch) -> L.Block:
         """The first loop of a segment with a prescan (segments.py
         prescan_branch): for every thread, the instructions before the
         branch (their live registers stored, as the main loop would) and
@@ -467,11 +471,15 @@ class SegmentEmitter(SecondPass, RawFloats):
         That row is also the body's write flags for the second pass
         (_emit_guarded), so a group of eight threads the main loop skips
         leaves exactly what its threads, skipping the body, would have
-        left. Returns the loop's last block, whence the main loop starts."""
+        left. It runs for the whole wave only (`before` branches to it when
+        the call has no index array). Returns the loop's last block, whence
+        the main loop starts."""
         b = self.b
         saved = (self.values, self.dirty, self.raw_floats, self._block_writes, self._stored_at)
         self.values, self.dirty, self.raw_floats, self._block_writes, self._stored_at = {}, set(), {}, set(), {}
-        self.i, self.t, _ = self._thread_loop_head(head, self.entry)
+        b.position_at_end(head)         # (slots 0..n-1: the whole wave, no index array)
+        self.i = self.t = b.phi(I64, name="i")
+        self.i.add_incoming(I64(0), before)
         for c in prefix:
             self.current = c
             self.function_ir = self.program.functions[c.function].ir
@@ -506,6 +514,7 @@ class SegmentEmitter(SecondPass, RawFloats):
             thread = self.fn.append_basic_block("thread")
             nxt = b.add(i, I64(8))
             whole = b.and_(b.icmp_unsigned("==", b.and_(i, I64(7)), I64(0)), b.icmp_signed("<=", nxt, self.n_arg))
+            whole = b.and_(whole, b.not_(self._has_idx()))
             b.cbranch(whole, look, thread)
             b.position_at_end(look)
             eight = b.load(b.bitcast(b.gep(self.scratch_row(row, I8), [i], inbounds=True), I64.as_pointer()),
