@@ -171,6 +171,7 @@ class SegmentEmitter(SecondPass, RawFloats):
         self.writes: set[int] = set()
         self._sites = 0                  # global access sites so far (site_cache)
         self._shared_sites: dict[int, tuple] = {}
+        self._runs_slot = None           # the prescan's row of body-runs bytes (_prescan)
 
     # ----------------------------------------------------------- environment
     def load_invariant(self, ptr: L.Value, align: int | None = None) -> L.Value:
@@ -380,7 +381,6 @@ class SegmentEmitter(SecondPass, RawFloats):
         self._taken = []
         branches = [(int(p), int(t)) for p, t in getattr(self.plan, "if_branches", ())]
         prescan = getattr(self.plan, "prescan", None)
-        self._runs_slot = None
         if prescan is None or self.checks_only:
             b.cbranch(self._first_pass_runs(), loop, after)
             self.i, self.t, body_start = self._thread_loop_head(loop, self.entry)
@@ -586,7 +586,7 @@ class SegmentEmitter(SecondPass, RawFloats):
         if low.effect == "write":
             # the second pass writes only for threads whose guard held
             # (an if body's store after a prescan: the prescan's row)
-            runs = getattr(self, "_runs_slot", None)
+            runs = self._runs_slot
             self._active_slot = runs if implied is not None and runs is not None else self.new_slot()
             self.record(self._active_slot, b.zext(p, I8))
         before = dict(self.values)
