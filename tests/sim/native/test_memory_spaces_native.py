@@ -560,3 +560,40 @@ def test_a_functions_address_as_a_value():
         ref, got = run_both(FUNCTION_ADDRESS, "fnaddr", (1,), (32,), [Out(32, np.uint64)])
     assert_ran(calls, got, "mov.u64 %rd2, seven")
     assert got[0][0] == got.module.program.function_address("seven") + 16
+
+
+# Nine loads from a 62-byte buffer, the ninth its last byte, then a word
+# at k: past the first eight, global access sites share caches
+# (emit.SegmentEmitter.site_cache), and a cache holds its bound for one
+# access size (the end less size - 1), so the word at 60, which ends two
+# bytes past the buffer, must not hit the bound the byte left.
+SHARED_SITE_SIZES = HEAD + """
+.visible .entry sizes(.param .u64 src, .param .u64 dst, .param .u64 k)
+{
+    .reg .b32 %r<16>; .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [src];
+    ld.param.u64 %rd2, [dst];
+    ld.param.u64 %rd3, [k];
+    ld.global.u32 %r1, [%rd1];
+    ld.global.u32 %r2, [%rd1+4];
+    ld.global.u32 %r3, [%rd1+8];
+    ld.global.u32 %r4, [%rd1+12];
+    ld.global.u32 %r5, [%rd1+16];
+    ld.global.u32 %r6, [%rd1+20];
+    ld.global.u32 %r7, [%rd1+24];
+    ld.global.u32 %r8, [%rd1+28];
+    ld.global.u8 %r9, [%rd1+61];
+    add.s64 %rd4, %rd1, %rd3;
+    ld.global.u32 %r10, [%rd4];
+    add.u32 %r1, %r1, %r9;
+    add.u32 %r1, %r1, %r10;
+    st.global.u32 [%rd2], %r1;
+    ret;
+}
+"""
+
+
+@pytest.mark.parametrize("k", [52, 56, 60])
+def test_shared_global_site_caches_keep_their_bound_per_access_size(k):
+    src = np.arange(62, dtype=np.uint8)
+    run_both(SHARED_SITE_SIZES, "sizes", (1,), (1,), [src, Out(4, np.uint32), k], expect_fault=k == 60)

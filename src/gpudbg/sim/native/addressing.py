@@ -202,17 +202,19 @@ def global_pointer(em, addr: L.Value, size: int, access: str) -> L.Value:
     b = em.b
     need = READABLE if access == READ else WRITABLE
     _aligned(em, addr, size)
-    lo, hi, delta = em.site_cache(need)
-    end = b.add(addr, I64(size))
-    hit = b.and_(b.icmp_unsigned("<=", b.load(lo), addr), b.icmp_unsigned("<=", end, b.load(hi)))
-    # an address so high that addr + size wraps is in no allocation
-    em.check(b.icmp_unsigned(">=", end, addr))
+    lo, hlim, delta = em.site_cache(need, size)
+    # a hit needs no addr + size, which could wrap (emit.site_cache)
+    hit = b.and_(b.icmp_unsigned("<=", b.load(lo), addr), b.icmp_unsigned("<", addr, b.load(hlim)))
     with b.if_then(b.not_(hit), likely=False):
+        end = b.add(addr, I64(size))
+        # an address so high that addr + size wraps is in no allocation (a
+        # hit cannot wrap: resolve found [addr, addr + size) below the end)
+        em.check(b.icmp_unsigned(">=", end, addr))
         found = b.call(_resolve_function(em.module), [addr, end, I8(need), em.env_arg])
         base, top, off = (b.extract_value(found, i) for i in range(3))
         em.check(b.and_(b.icmp_unsigned("<=", base, addr), b.icmp_unsigned("<=", end, top)))
         b.store(base, lo)
-        b.store(top, hi)
+        b.store(b.sub(top, I64(size - 1)), hlim)
         b.store(off, delta)
     return b.add(addr, b.load(delta))
 

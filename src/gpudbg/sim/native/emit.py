@@ -170,7 +170,7 @@ class SegmentEmitter(SecondPass, RawFloats):
         self.reads: set[int] = set()     # registers read / written (the planner's liveness)
         self.writes: set[int] = set()
         self._sites = 0                  # global access sites so far (site_cache)
-        self._shared_sites: dict[int, tuple] = {}
+        self._shared_sites: dict[tuple[int, int], tuple] = {}
         self._runs_slot = None           # the prescan's row of body-runs bytes (_prescan)
 
     # ----------------------------------------------------------- environment
@@ -225,11 +225,14 @@ class SegmentEmitter(SecondPass, RawFloats):
             self._env[("symbol", key)] = cached
         return cached
 
-    def site_cache(self, need: int) -> tuple[L.Value, L.Value, L.Value]:
-        """Per access site: allocas (lo, hi, delta) of the last allocation
-        hit, empty at segment entry (lo > hi). The function's first
-        OWN_SITE_CACHES sites have their own; later sites share one per
-        `need` (a cache holds an allocation that passed the `need` check).
+    def site_cache(self, need: int, size: int) -> tuple[L.Value, L.Value, L.Value]:
+        """Per access site: allocas (lo, hlim, delta) of the last allocation
+        hit, for accesses of `size` bytes: an access at addr hits when
+        lo <= addr < hlim (hlim = the allocation's end - (size - 1), so
+        the test needs no addr + size), empty at segment entry (lo = 2^64 - 1,
+        hlim = 0: nothing hits). The function's first OWN_SITE_CACHES
+        sites have their own; later sites share one per (`need`, `size`)
+        (a cache holds an allocation that passed the `need` check).
         Each cache is three values carried around the thread loop: the
         hundred loads of an unrolled loop made a thousand phis that cost
         LLVM seconds (register allocation, value propagation), and such
@@ -239,9 +242,9 @@ class SegmentEmitter(SecondPass, RawFloats):
         self._sites += 1
         if self._sites <= OWN_SITE_CACHES:
             return self._new_site_cache()
-        shared = self._shared_sites.get(need)
+        shared = self._shared_sites.get((need, size))
         if shared is None:
-            shared = self._shared_sites[need] = self._new_site_cache()
+            shared = self._shared_sites[(need, size)] = self._new_site_cache()
         return shared
 
     def _new_site_cache(self) -> tuple[L.Value, L.Value, L.Value]:
