@@ -19,6 +19,8 @@ import threading
 
 import numpy as np
 
+from gpudbg.sim.arith.fbasic import CANONICAL_NAN_BITS
+
 READABLE, WRITABLE = 1, 2
 
 
@@ -113,6 +115,10 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("tidx_mask", "value", lambda X: _tid_masks(X)[0]),
     ("tidy_shift", "value", lambda X: _tid_masks(X)[1]),
     ("tidy_mask", "value", lambda X: _tid_masks(X)[2]),
+    # the canonical NaNs' bits, read at run time so that LLVM cannot tell
+    # the selected value is a NaN (fpbits.FP.canonical)
+    ("nan_f32", "value", lambda X: CANONICAL_NAN_BITS[np.dtype(np.float32)]),
+    ("nan_f64", "value", lambda X: CANONICAL_NAN_BITS[np.dtype(np.float64)]),
 ]
 ENV = {name: i for i, (name, _, _) in enumerate(ENTRIES)}
 

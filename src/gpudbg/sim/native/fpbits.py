@@ -21,6 +21,7 @@ from llvmlite import ir as L
 
 from gpudbg.sim.arith.fbasic import CANONICAL_NAN_BITS
 from gpudbg.sim.native.emit import F32, F64, I32, I64, NotNative
+from gpudbg.sim.native.environment import ENV
 
 _MIN_NORMAL = {4: 2.0 ** -126, 8: 2.0 ** -1022}
 
@@ -110,14 +111,19 @@ class FP:
         return b.select(low, self.const(0.0), b.select(high, self.const(1.0), v))
 
     def canonical(self, v: L.Value) -> L.Value:
-        """Every NaN becomes the canonical NaN. Decided and selected on the
-        bits: LLVM's code generator treats NaN constants of a float select
-        as interchangeable (select(x < 0, NaN, sqrt(x)) became sqrt(x))."""
+        """Every NaN becomes the canonical NaN. LLVM treats all NaNs as
+        interchangeable: given select(isnan(v), NaN, v), or the same on
+        the bits, it keeps v (and select(x < 0, NaN, sqrt(x)) became
+        sqrt(x)). So the canonical bits come from the environment, a value
+        LLVM cannot see, and the test is an unordered compare: two x86
+        instructions where a test on the bits took six (move out, mask,
+        compare, set, move to a mask, masked move)."""
         b = self.b
-        u = self.bits(v)
-        mag = b.and_(u, self.it(~self.sign_bit & ((1 << self.nbits) - 1)))
-        nan = b.icmp_unsigned(">", mag, self.it(self.exp_mask))
-        return self.from_bits(b.select(nan, self.it(self.canon_bits), u))
+        nan = b.fcmp_unordered("uno", v, v)
+        canon = self.em.env(ENV["nan_f32" if self.nbits == 32 else "nan_f64"])
+        if self.nbits == 32:
+            canon = b.trunc(canon, I32)
+        return self.from_bits(b.select(nan, canon, self.bits(v)))
 
     def finish(self, r: L.Value, ftz: bool, sat: bool) -> L.Value:
         """fbasic.finish: flush, saturate, canonical NaN."""
