@@ -1,9 +1,11 @@
 """A launch of the same shape restarts the last launch's wave
-(executor._wave_for, WaveExecution.restart) instead of building one: the
-restarted wave must hold exactly what a new one would, whatever the last
-launch changed (barrier tables made its own, printf lines, call depth and
-stack pointers, padding slots, attributes it added), and a wave that a
-debugger, a tool or a fault may still look at is never restarted."""
+(executor._wave_for, WaveExecution.restart) instead of building one, and
+so does each wave of a long grid after the first (restart_at, for other
+blocks of the same count): the restarted wave must hold exactly what a new
+one would, whatever the last launch or wave changed (barrier tables made
+its own, printf lines, call depth and stack pointers, padding slots,
+attributes it added, the blocks it held), and a wave that a debugger, a
+tool or a fault may still look at is never restarted."""
 from __future__ import annotations
 
 import math
@@ -14,6 +16,7 @@ import pytest
 from kernels import OPTIMIZED, Out, Ptr, kernel_ptx, run
 from gpudbg.ptx.parser import parse
 from gpudbg.sim import executor
+from gpudbg.sim.device_model import DeviceModel
 from gpudbg.sim.gpu import SimGPU
 from gpudbg.sim.loader import load_module
 from gpudbg.sim.wave import WaveExecution
@@ -183,3 +186,50 @@ def test_restarting_gives_what_a_new_wave_gives(block):
     n = 2 * block[0]
     run(ptx, "coords", (2,), block[:1], [Out(n * 10, np.uint32)], module=mod)
     _compare_with_new(gpu, mod.functions["coords"], (2, 1, 1), block, bytes(8), 4)
+
+
+def test_each_wave_of_a_long_grid_restarts_the_last_at_its_own_blocks(monkeypatch):
+    # two SMs of two 1024-thread blocks: 4 blocks a wave, so 9 blocks are 3
+    # waves (4, 4, 1); the second restarts the first at blocks 4..7, whose
+    # blockIdx the kernel writes, and the short third needs a wave of its own
+    gpu = SimGPU(DeviceModel(sm_count=2))
+    ptx = kernel_ptx("control", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    built = []
+    real_init = WaveExecution.__init__
+
+    def counting_init(self, *a, **k):
+        built.append(self)
+        real_init(self, *a, **k)
+    monkeypatch.setattr(WaveExecution, "__init__", counting_init)
+    for launch in range(2):
+        r = run(ptx, "coords", (9,), (1024,), [Out(9 * 1024 * 10, np.uint32)], module=mod)
+        o = r[0].reshape(9, 1024, 10)
+        assert (o[:, :, 3] == np.arange(9)[:, None]).all()          # blockIdx.x
+        assert (o[:, :, 0] == np.arange(1024)[None, :]).all()       # threadIdx.x
+    # each launch builds its first wave (the wave kept from the last launch
+    # is its 1-block one) and its last: 4 waves built for 6 run, where
+    # building every wave made 6
+    assert len(built) == 4
+
+
+def test_a_wave_restarted_at_other_blocks_holds_what_a_new_one_would():
+    gpu = SimGPU(DeviceModel(sm_count=2))
+    ptx = kernel_ptx("control", OPTIMIZED)
+    mod = load_module(gpu, parse(ptx))
+    x = np.arange(3 * 100, dtype=np.int32)
+    r = run(ptx, "odd_block_sum", (3,), (100,), [x, Out(3, np.int32)], module=mod)
+    assert r[1].tolist() == x.reshape(3, 100).sum(axis=1).tolist()
+    res = gpu._launch_resources[1]
+    template, blocks, X = res.kept_wave
+    other = range(blocks.start + 1, blocks.stop + 1)
+    restarted = X.restart_at(other, bytes(16), 9, 1000)
+    fresh = WaveExecution(gpu, mod.functions["odd_block_sum"], (3, 1, 1), (100, 1, 1), 0, bytes(16), 9, other,
+                          template.plan, 1000, res, template)
+    mine = {a: v for a, v in vars(restarted).items() if a != "_fresh"}
+    assert mine.keys() == vars(fresh).keys()
+    for name, value in vars(fresh).items():
+        _same(mine[name], value, name)
+    assert restarted.layout.ctaid[0].tolist() == fresh.layout.ctaid[0].tolist()
+    with pytest.raises(ValueError, match="restarted for"):
+        X.restart_at(range(len(blocks) + 1), bytes(16), 9, 1000)

@@ -352,18 +352,22 @@ def _checkout_resources(gpu, plan, function, shared_bytes: int, template=None):
 
 def _wave_for(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int, blocks, plan,
               budget: int, res, template, reusable: bool) -> WaveExecution:
-    """The wave that runs `blocks`: the one the last launch of this
+    """The wave that runs `blocks`: the one the last wave of this
     template left on `res` (the resources this launch holds alone),
-    restarted, when it ran the same blocks of the same function to the
-    end; else a new one, remembered for that when `reusable` (no debugger,
-    tool, placement beside other grids or cooperative workspace holds on
-    to it or changed it). A stream of small launches then skips building
-    a wave each time."""
+    restarted, when it ran as many blocks of the same function to the
+    end (the same blocks: a stream of small launches; others: the next
+    wave of a long grid); else a new one, remembered for that when
+    `reusable` (no debugger, tool, placement beside other grids or
+    cooperative workspace holds on to it or changed it). Then no wave is
+    built after a launch's first."""
     kept = res.kept_wave
     if kept is not None:
         res.kept_wave = None
-        if reusable and kept[0] is template and kept[1] == blocks and kept[2].function is function:
-            return kept[2].restart(params, grid_id, budget)
+        if reusable and kept[0] is template and kept[2].function is function:
+            if kept[1] == blocks:
+                return kept[2].restart(params, grid_id, budget)
+            if len(kept[1]) == len(blocks):
+                return kept[2].restart_at(blocks, params, grid_id, budget)
     X = WaveExecution(gpu, function, grid, block, shared_bytes, params, grid_id, blocks, plan, budget, res,
                       template)
     if reusable:
