@@ -37,14 +37,20 @@ def read_special(em, sreg: ir.SpecialRegister):
 
 def _from_slot(em, computed, usable, array, elem) -> L.Value:
     """`computed` where `usable` (i1, the same for every thread), else the
-    array's element for this slot. Without a branch: the array is read at
-    slot 0 when unused, a load that always hits the cache, so the stream
-    of one array element per thread (8 bytes of block_of, 4 of tid) is gone
-    from the thread loop."""
+    array's element for this slot. A branch, not a select: its condition
+    is the same for the whole call, so LLVM's loop unswitching gives the
+    thread loop a copy for each case (jit.py), and the copy for a regular
+    block shape neither tests it nor streams the array."""
     b = em.b
-    at = b.select(usable, I64(0), em.t)
-    loaded = em.load_invariant(b.gep(array, [at], inbounds=True))
-    return b.select(usable, b.trunc(computed, elem) if elem != I64 else computed, loaded)
+    value = b.trunc(computed, elem) if elem != I64 else computed
+    before = b.block
+    with b.if_then(b.not_(usable)):
+        loaded = em.load_invariant(b.gep(array, [em.t], inbounds=True))
+        after_load = b.block
+    phi = b.phi(elem)
+    phi.add_incoming(value, before)
+    phi.add_incoming(loaded, after_load)
+    return phi
 
 
 def slot_block(em) -> L.Value:
