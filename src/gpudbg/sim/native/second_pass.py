@@ -24,6 +24,7 @@ from llvmlite import ir as L
 from gpudbg.sim.native.environment import ENV
 
 I8, I64 = L.IntType(8), L.IntType(64)
+ALL_EIGHT = 0x0101010101010101    # eight flag bytes of 1: every thread of the group writes
 
 
 class SecondPass:
@@ -100,13 +101,18 @@ class SecondPass:
         writes, and the pass looks at eight at a time, skipping groups
         where none does (a tree reduction's later levels write from one
         thread in 2..256, yet read every thread's byte: a third of such a
-        level's time). Threads still write in slot order."""
+        level's time), and writing all eight without a test where all do
+        (saxpy's `if (i < n)` body: its flag tests were a sixth of the
+        pass). Threads still write in slot order."""
         b = self.b
         flags = self.scratch_row(slot, I8)
         start = b.block
         outer = self.fn.append_basic_block("pass2_group")
         look = self.fn.append_basic_block("pass2_look")
         threads = self.fn.append_basic_block("pass2_threads")
+        any_off = self.fn.append_basic_block("pass2_any_off")
+        dense = self.fn.append_basic_block("pass2_dense")
+        dense_loop = self.fn.append_basic_block("pass2_all")
         loop = self.fn.append_basic_block("pass2")
         nxt_group = self.fn.append_basic_block("pass2_next_group")
         done = self.fn.append_basic_block("pass2_done")
@@ -120,7 +126,17 @@ class SecondPass:
         b.cbranch(whole, look, threads)
         b.position_at_end(look)
         eight = b.load(b.bitcast(b.gep(flags, [j], inbounds=True), I64.as_pointer()), align=1)
-        b.cbranch(b.icmp_unsigned("==", eight, I64(0)), nxt_group, threads)
+        b.cbranch(b.icmp_unsigned("==", eight, I64(0)), nxt_group, any_off)
+        b.position_at_end(any_off)
+        b.cbranch(b.icmp_unsigned("==", eight, I64(ALL_EIGHT)), dense, threads)
+        b.position_at_end(dense)
+        b.branch(dense_loop)
+        self.i, self.t, _ = self._thread_loop_head(dense_loop, dense, first=j)
+        for action in self.deferred:
+            action(self)
+        nxt = b.add(self.i, I64(1))
+        self.i.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, j8), dense_loop, nxt_group)
         b.position_at_end(threads)
         b.branch(loop)
         self.i, self.t, _ = self._thread_loop_head(loop, threads, first=j)
