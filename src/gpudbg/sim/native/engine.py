@@ -107,12 +107,17 @@ def from_environment() -> str:
 
 
 def wave_environment(X) -> WaveEnvironment:
-    """The wave's environment table, made on its first native call and
+    """The wave's environment table, made on its first native call (or
+    taken over from the run before a restart, WaveEnvironment.rebind) and
     refreshed when device memory changed since."""
     env = X.native_env
     if env is None:
-        env = X.native_env = WaveEnvironment(X, X.program.native_symbols,
-                                             getattr(X.program, "native_env_used", None))
+        symbols, used = X.program.native_symbols, getattr(X.program, "native_env_used", None)
+        kept = X.native_env_kept
+        if kept is not None and kept.X is X and kept.rebind(symbols, used):
+            env = X.native_env = kept
+        else:
+            env = X.native_env = WaveEnvironment(X, symbols, used)
     else:
         env.refresh_globals()
     return env

@@ -121,6 +121,10 @@ ENTRIES: list[tuple[str, str, object]] = [
     ("nan_f64", "value", lambda X: CANONICAL_NAN_BITS[np.dtype(np.float64)]),
 ]
 ENV = {name: i for i, (name, _, _) in enumerate(ENTRIES)}
+# the entries that differ between two launches or two waves of one shape
+# (a wave restarted for the next launch or for the next blocks of a grid,
+# WaveExecution.restart / restart_at): every other one is the shape's
+PER_WAVE = frozenset(ENV[name] for name in ("kparams", "kparams_len", "ctaid.x", "ctaid.y", "ctaid.z"))
 
 
 def global_table(gm) -> tuple:
@@ -150,20 +154,12 @@ class WaveEnvironment:
 
     def __init__(self, X, symbols: list[tuple[str, str]], used: set | None = None):
         self.X = X
-        self.keep: list = []
+        self.keep: dict[int, np.ndarray] = {}
         self.env = np.zeros(len(ENTRIES), dtype=np.int64)
-        for i, (name, kind, get) in enumerate(ENTRIES):
-            if used is not None and i not in used:
-                continue        # (e.g. %ctaid.z: materializing unused layout arrays costs every wave)
-            if kind == "value":
-                self.env[i] = int(get(X))
-            elif kind == "array":
-                a = get(X)
-                self.keep.append(a)
-                self.env[i] = _ptr(a)
-        self.symbols = np.array([_symbol_value(X, kind, name) for kind, name in symbols] or [0],
-                                dtype=np.uint64)
-        self.env[ENV["symbols"]] = _ptr(self.symbols)
+        self._fill(range(len(ENTRIES)), used)
+        self._symbols = symbols
+        self._used = None if used is None else frozenset(used)
+        self._set_symbols()
         # the array's address only: a whole-wave pc still pending is written
         # into it before a region stores there (WaveExecution.native_writes_sched)
         self.env[ENV["sched"]] = _ptr(X.sched_storage)
@@ -171,6 +167,39 @@ class WaveEnvironment:
         self._gversion = None
         self.refresh_globals()
         self.env_address = _ptr(self.env)
+
+    def _fill(self, entries, used) -> None:
+        X, env = self.X, self.env
+        for i in entries:
+            if used is not None and i not in used:
+                continue        # (e.g. %ctaid.z: materializing unused layout arrays costs every wave)
+            name, kind, get = ENTRIES[i]
+            if kind == "value":
+                env[i] = int(get(X))
+            elif kind == "array":
+                a = self.keep[i] = get(X)
+                env[i] = _ptr(a)
+
+    def _set_symbols(self) -> None:
+        self.symbols = np.array([_symbol_value(self.X, kind, name) for kind, name in self._symbols] or [0],
+                                dtype=np.uint64)
+        self.env[ENV["symbols"]] = _ptr(self.symbols)
+
+    def rebind(self, symbols: list[tuple[str, str]], used: set | None) -> bool:
+        """Take the table over for the wave its WaveExecution now holds,
+        restarted for another launch or other blocks of the same shape:
+        only the launch's parameters, the blocks' indices and the symbols
+        are made again (a table per wave of saxpy 2^22 cost 50-70 us, a
+        twentieth of its Python time). False, with nothing changed, when
+        the program's code reads entries this table never filled (code
+        compiled since), or another symbol list: then build a new one."""
+        if symbols is not self._symbols or (None if used is None else frozenset(used)) != self._used:
+            return False
+        self._fill(PER_WAVE, used)
+        self._set_symbols()
+        self.env[ENV["sched"]] = _ptr(self.X.sched_storage)
+        self.refresh_globals()
+        return True
 
     def refresh_globals(self) -> None:
         gm = self.X.gmem
