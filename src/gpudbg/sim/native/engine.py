@@ -113,8 +113,8 @@ def wave_environment(X) -> WaveEnvironment:
     env = X.native_env
     if env is None:
         symbols, used = X.program.native_symbols, getattr(X.program, "native_env_used", None)
-        kept = X.native_env_kept
-        if kept is not None and kept.X is X and kept.rebind(symbols, used):
+        kept = X.native_env_kept       # (made for this wave, before a restart: WaveExecution.restart)
+        if kept is not None and kept.rebind(X, symbols, used):
             env = X.native_env = kept
         else:
             env = X.native_env = WaveEnvironment(X, symbols, used)

@@ -150,26 +150,26 @@ def global_table(gm) -> tuple:
 
 
 class WaveEnvironment:
-    """One wave's env array and everything it points into."""
+    """One wave's env array and everything it points into. It holds no
+    reference to the wave (a WaveExecution keeps its table across restarts,
+    and a cycle between the two would keep a wave's arrays alive until the
+    cyclic collector ran: test_wave_restart)."""
 
     def __init__(self, X, symbols: list[tuple[str, str]], used: set | None = None):
-        self.X = X
+        self.gmem = X.gmem
         self.keep: dict[int, np.ndarray] = {}
         self.env = np.zeros(len(ENTRIES), dtype=np.int64)
-        self._fill(range(len(ENTRIES)), used)
+        self._fill(X, range(len(ENTRIES)), used)
         self._symbols = symbols
         self._used = None if used is None else frozenset(used)
-        self._set_symbols()
-        # the array's address only: a whole-wave pc still pending is written
-        # into it before a region stores there (WaveExecution.native_writes_sched)
-        self.env[ENV["sched"]] = _ptr(X.sched_storage)
+        self._set_symbols(X)
         self.scratch = _EMPTY
         self._gversion = None
         self.refresh_globals()
         self.env_address = _ptr(self.env)
 
-    def _fill(self, entries, used) -> None:
-        X, env = self.X, self.env
+    def _fill(self, X, entries, used) -> None:
+        env = self.env
         for i in entries:
             if used is not None and i not in used:
                 continue        # (e.g. %ctaid.z: materializing unused layout arrays costs every wave)
@@ -180,29 +180,32 @@ class WaveEnvironment:
                 a = self.keep[i] = get(X)
                 env[i] = _ptr(a)
 
-    def _set_symbols(self) -> None:
-        self.symbols = np.array([_symbol_value(self.X, kind, name) for kind, name in self._symbols] or [0],
+    def _set_symbols(self, X) -> None:
+        self.symbols = np.array([_symbol_value(X, kind, name) for kind, name in self._symbols] or [0],
                                 dtype=np.uint64)
         self.env[ENV["symbols"]] = _ptr(self.symbols)
+        # the array's address only: a whole-wave pc still pending is written
+        # into it before a region stores there (WaveExecution.native_writes_sched)
+        self.env[ENV["sched"]] = _ptr(X.sched_storage)
 
-    def rebind(self, symbols: list[tuple[str, str]], used: set | None) -> bool:
-        """Take the table over for the wave its WaveExecution now holds,
-        restarted for another launch or other blocks of the same shape:
-        only the launch's parameters, the blocks' indices and the symbols
-        are made again (a table per wave of saxpy 2^22 cost 50-70 us, a
-        twentieth of its Python time). False, with nothing changed, when
-        the program's code reads entries this table never filled (code
-        compiled since), or another symbol list: then build a new one."""
+    def rebind(self, X, symbols: list[tuple[str, str]], used: set | None) -> bool:
+        """Take the table over for the wave X now holds, restarted for
+        another launch or other blocks of the same shape as the wave it
+        was made for: only the launch's parameters, the blocks' indices and
+        the symbols are made again (a table per wave of saxpy 2^22 cost
+        50-115 us, with the native pass having flushed the caches). False,
+        with nothing changed, when the program's code reads entries this
+        table never filled (code compiled since), or another symbol list:
+        then build a new one."""
         if symbols is not self._symbols or (None if used is None else frozenset(used)) != self._used:
             return False
-        self._fill(PER_WAVE, used)
-        self._set_symbols()
-        self.env[ENV["sched"]] = _ptr(self.X.sched_storage)
+        self._fill(X, PER_WAVE, used)
+        self._set_symbols(X)
         self.refresh_globals()
         return True
 
     def refresh_globals(self) -> None:
-        gm = self.X.gmem
+        gm = self.gmem
         if self._gversion == gm._version:
             return
         n, bases, ends, ptrs, flags = global_table(gm)
