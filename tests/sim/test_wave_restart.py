@@ -198,7 +198,8 @@ def test_restarting_gives_what_a_new_wave_gives(block):
 def test_each_wave_of_a_long_grid_restarts_the_last_at_its_own_blocks(monkeypatch):
     # two SMs of two 1024-thread blocks: 4 blocks a wave, so 9 blocks are 3
     # waves (4, 4, 1); the second restarts the first at blocks 4..7, whose
-    # blockIdx the kernel writes, and the short third needs a wave of its own
+    # blockIdx the kernel writes, and the short third needs a wave of its
+    # own, which the next launch restarts too
     monkeypatch.delenv("GPUDBG_DIFFERENTIAL", raising=False)   # (which runs each launch twice)
     gpu = SimGPU(DeviceModel(sm_count=2))
     ptx = kernel_ptx("control", OPTIMIZED)
@@ -215,10 +216,10 @@ def test_each_wave_of_a_long_grid_restarts_the_last_at_its_own_blocks(monkeypatc
         o = r[0].reshape(9, 1024, 10)
         assert (o[:, :, 3] == np.arange(9)[:, None]).all()          # blockIdx.x
         assert (o[:, :, 0] == np.arange(1024)[None, :]).all()       # threadIdx.x
-    # each launch builds its first wave (the wave kept from the last launch
-    # is its 1-block one) and its last: 4 waves built for 6 run, where
-    # building every wave made 6
-    assert len(built) == 4
+    # the first launch builds a 4-block wave and a 1-block one; the second
+    # restarts those (one wave kept per block count): 2 waves built for 6
+    # run, where building every wave made 6
+    assert len(built) == 2
 
 
 def test_a_wave_restarted_at_other_blocks_holds_what_a_new_one_would():

@@ -219,7 +219,7 @@ def launch_grid(gpu, function, grid, block, shared_bytes: int, params: bytes, gr
                             run_wave(X, watch, visits, order)
                             if reusable and placement.default:
                                 # it ended without a fault: the next launch of the shape may restart it
-                                res.kept_wave = (template, blocks, X)
+                                res.keep_wave(template, blocks, X)
                         else:
                             port.run_wave(X)
                         if tap is not None:
@@ -352,17 +352,16 @@ def _checkout_resources(gpu, plan, function, shared_bytes: int, template=None):
 
 def _wave_for(gpu, function, grid, block, shared_bytes: int, params: bytes, grid_id: int, blocks, plan,
               budget: int, res, template, reusable: bool) -> WaveExecution:
-    """The wave that runs `blocks`: the one the last wave of this
-    template left on `res` (the resources this launch holds alone),
-    restarted, when it ran as many blocks of the same function to the
-    end (the same blocks: a stream of small launches; others: the next
-    wave of a long grid); else a new one, remembered for that when
-    `reusable` (no debugger, tool, placement beside other grids or
-    cooperative workspace holds on to it or changed it). Then no wave is
-    built after a launch's first."""
-    kept = res.kept_wave
+    """The wave that runs `blocks`: the one a wave of as many blocks of
+    this template left on `res` (the resources this launch holds alone),
+    restarted, when it ran the same function to the end (the same blocks:
+    a stream of small launches; others: the next wave of a long grid, or
+    its first in the next launch); else a new one, remembered for that
+    when `reusable` (no debugger, tool, placement beside other grids or
+    cooperative workspace holds on to it or changed it). Then a grid's
+    launches after its first build no wave."""
+    kept = res.kept_waves.pop(len(blocks), None)
     if kept is not None:
-        res.kept_wave = None
         if reusable and kept[0] is template and kept[2].function is function:
             if kept[1] == blocks:
                 return kept[2].restart(params, grid_id, budget)

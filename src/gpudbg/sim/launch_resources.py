@@ -24,6 +24,7 @@ from gpudbg.sim.wave_plan import WavePlan
 
 NBARRIERS = 16
 WAVE_SIZES_KEPT = 8     # wave sizes whose arrays a launch's resources keep looked up
+KEPT_COUNTS = 2         # block counts of the waves kept for restart (LaunchResources.keep_wave)
 _EMPTY = np.zeros(0, dtype=np.uint32)
 
 
@@ -104,11 +105,34 @@ class LaunchResources:
         # held by a running grid (sim/executor.py _checkout_resources): a
         # concurrent grid makes its own instead
         self.checked_out = False
-        # (template, blocks, wave): the last launch's wave, which the next
-        # launch of the same template may restart (sim/executor.py _wave_for)
-        self.kept_wave: tuple | None = None
+        # block count -> (template, blocks, wave): the last waves that ran to
+        # the end, which a later wave of as many blocks of the same template
+        # may restart (sim/executor.py _wave_for); one per count, for the
+        # KEPT_COUNTS counts seen last (a long grid's full waves and its
+        # shorter last one: then no launch of it builds a wave)
+        self.kept_waves: dict[int, tuple] = {}
         self.slots = np.arange(max(nmax, 1), dtype=np.int64)
         self.slots.flags.writeable = False
+
+    def keep_wave(self, template, blocks, wave) -> None:
+        """Remember a wave that ran to the end, for _wave_for."""
+        kept = self.kept_waves
+        kept.pop(len(blocks), None)
+        kept[len(blocks)] = (template, blocks, wave)
+        while len(kept) > KEPT_COUNTS:
+            del kept[next(iter(kept))]
+
+    @property
+    def kept_wave(self) -> tuple | None:
+        """The wave kept last (template, blocks, wave), or None."""
+        kept = self.kept_waves
+        return kept[next(reversed(kept))] if kept else None
+
+    @kept_wave.setter
+    def kept_wave(self, entry: tuple | None) -> None:
+        self.kept_waves.clear()
+        if entry is not None:
+            self.keep_wave(*entry)
 
     def constants(self, gpu, function, stack_limit: int | None = None) -> LaunchConstants:
         """The launch constants for `function` under the GPU's current stack
