@@ -29,9 +29,11 @@ The -O3 pipeline runs with LLVM's loop-unswitching threshold raised
 segment's thread loop tests per thread what is fixed for the whole call
 (an index array or none, whether the block shape lets a slot's block and
 thread index come from a shift and a mask), and at LLVM's default of 50
-only small loops got a copy per case. At 1,000 reduction 2^22 ran 8%
-faster (34 ms per launch against 37, alternating in one session), saxpy
-as fast; the anchor kernels' LLVM time grew from 0.05-0.3 s to 0.1-0.5 s.
+only small loops got a copy per case. At 1,000, with those tests
+emitted as branches (special.py), saxpy 2^22 ran 6% faster (18.6 ms per
+launch against 19.7, alternating in one session) and reduction 2^22 9%
+(34.1 against 37.3); the anchor kernels' LLVM time grew from 0.05-0.3 s
+to 0.1-0.5 s.
 
 What it deliberately does not do: unload code (modules live as long as the
 process; a kernel's code is small and reused across launches) or compile
