@@ -115,12 +115,14 @@ class LaunchResources:
         self.slots.flags.writeable = False
 
     def keep_wave(self, template, blocks, wave) -> None:
-        """Remember a wave that ran to the end, for _wave_for."""
+        """Remember a wave that ran to the end, for _wave_for (which took
+        the entry of its count out: a new one goes last, and the oldest
+        count goes when KEPT_COUNTS are kept)."""
         kept = self.kept_waves
-        kept.pop(len(blocks), None)
-        kept[len(blocks)] = (template, blocks, wave)
-        while len(kept) > KEPT_COUNTS:
+        count = len(blocks)
+        if len(kept) >= KEPT_COUNTS and count not in kept:
             del kept[next(iter(kept))]
+        kept[count] = (template, blocks, wave)
 
     @property
     def kept_wave(self) -> tuple | None:
