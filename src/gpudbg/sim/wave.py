@@ -104,7 +104,9 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         self.warp_sync_parked = 0
         self.reg_ptrs = None      # register addresses for native segments (sim/native), on first use
         self.native_env = None
-        self.native_env_kept = None   # the table of the run before a restart, to take over (restart)
+        # the table of a run before a restart, to take over: engine.wave_environment
+        # puts it in the state a restart puts back (_fresh)
+        self.native_env_kept = None
         self.native_on = False    # the executor turns it on when compiled segments may run
         self.native_threads = 1   # host threads for one native call (GPUDBG_THREADS)
         self.native_gate = None   # a sub-wave's launch-wide lock, dropped around native calls (sim/subwaves.py)
@@ -161,13 +163,9 @@ class WaveExecution(SchedulingPcs, FaultReporting):
         containers it changed in place are made anew (_launch_state)."""
         d = self.__dict__
         fresh = d["_fresh"]
-        env = d.get("native_env") or d.get("native_env_kept")
         d.clear()
         d.update(fresh)
         d["_fresh"] = fresh
-        # the native environment table, for the first native call to take
-        # over (engine.wave_environment) rather than build
-        d["native_env_kept"] = env
         self._launch_state(params, grid_id, budget)
         return self
 

@@ -118,6 +118,9 @@ def wave_environment(X) -> WaveEnvironment:
             env = X.native_env = kept
         else:
             env = X.native_env = WaveEnvironment(X, symbols, used)
+            fresh = X.__dict__.get("_fresh")
+            if fresh is not None:       # a wave kept for restart: its next run takes the table over
+                fresh["native_env_kept"] = env
     else:
         env.refresh_globals()
     return env
