@@ -138,7 +138,7 @@ def test_launches_hand_their_arrays_back_also_after_a_fault(mark):
 
 # ------------------------------------------------------------------ a kept wave restarted
 def _kept(gpu):
-    kept = gpu._launch_resources[1].kept_wave
+    kept = next(reversed(gpu._launch_resources[1].kept_waves.values()), None)   # the last kept
     return None if kept is None else kept[2]
 
 

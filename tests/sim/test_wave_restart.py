@@ -28,9 +28,14 @@ from gpudbg.sim.wave import WaveExecution
 NOT_STATE = ("_fresh", "native_env_kept")
 
 
+def _last_kept(res):
+    """The entry (template, blocks, wave) of the wave kept last, or None."""
+    return next(reversed(res.kept_waves.values()), None)
+
+
 def _kept(gpu):
-    res = gpu._launch_resources[1]
-    return None if res.kept_wave is None else res.kept_wave[2]
+    entry = _last_kept(gpu._launch_resources[1])
+    return None if entry is None else entry[2]
 
 
 def _same(a, b, path: str) -> None:
@@ -61,7 +66,7 @@ def _compare_with_new(gpu, k, grid, block, params: bytes, grid_id: int):
     """Restart the kept wave for a launch and build a new one for it: the
     two must hold the same attributes."""
     res = gpu._launch_resources[1]
-    template, blocks, X = res.kept_wave
+    template, blocks, X = _last_kept(res)
     restarted = X.restart(params, grid_id, 1000)
     fresh = WaveExecution(gpu, k, grid, block, 0, params, grid_id, blocks, template.plan, 1000, res, template)
     mine = {a: v for a, v in vars(restarted).items() if a not in NOT_STATE}
@@ -127,12 +132,12 @@ def test_a_wave_kept_for_restart_is_freed_without_the_cyclic_collector():
     mod = load_module(gpu, parse(ptx))
     run(ptx, "coords", (2,), (32,), [Out(2 * 32 * 10, np.uint32)], module=mod)
     res = gpu._launch_resources[1]
-    X = res.kept_wave[2]
+    X = _last_kept(res)[2]
     X.restart(bytes(8), 3, 10)          # restarted once: its state put back as a new wave's
     gc.collect()
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
-        res.kept_wave = None
+        res.kept_waves.clear()
         del X
         gc.collect()
         left = [o for o in gc.garbage if isinstance(o, dict) and "kparams" in o]
@@ -230,7 +235,7 @@ def test_a_wave_restarted_at_other_blocks_holds_what_a_new_one_would():
     r = run(ptx, "odd_block_sum", (3,), (100,), [x, Out(3, np.int32)], module=mod)
     assert r[1].tolist() == x.reshape(3, 100).sum(axis=1).tolist()
     res = gpu._launch_resources[1]
-    template, blocks, X = res.kept_wave
+    template, blocks, X = _last_kept(res)
     other = range(blocks.start + 1, blocks.stop + 1)
     restarted = X.restart_at(other, bytes(16), 9, 1000)
     fresh = WaveExecution(gpu, mod.functions["odd_block_sum"], (3, 1, 1), (100, 1, 1), 0, bytes(16), 9, other,

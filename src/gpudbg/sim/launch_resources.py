@@ -124,18 +124,6 @@ class LaunchResources:
             del kept[next(iter(kept))]
         kept[count] = (template, blocks, wave)
 
-    @property
-    def kept_wave(self) -> tuple | None:
-        """The wave kept last (template, blocks, wave), or None."""
-        kept = self.kept_waves
-        return kept[next(reversed(kept))] if kept else None
-
-    @kept_wave.setter
-    def kept_wave(self, entry: tuple | None) -> None:
-        self.kept_waves.clear()
-        if entry is not None:
-            self.keep_wave(*entry)
-
     def constants(self, gpu, function, stack_limit: int | None = None) -> LaunchConstants:
         """The launch constants for `function` under the GPU's current stack
         limit (recomputed when either changes); `stack_limit`: that limit,
