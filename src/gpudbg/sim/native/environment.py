@@ -161,7 +161,7 @@ class WaveEnvironment:
         self.env = np.zeros(len(ENTRIES), dtype=np.int64)
         self._fill(X, range(len(ENTRIES)), used)
         self._symbols = symbols
-        self._used = None if used is None else frozenset(used)
+        self._used = None if used is None else len(used)   # (entries are only ever added to it)
         self._set_symbols(X)
         self.scratch = _EMPTY
         self._gversion = None
@@ -197,7 +197,7 @@ class WaveEnvironment:
         with nothing changed, when the program's code reads entries this
         table never filled (code compiled since), or another symbol list:
         then build a new one."""
-        if symbols is not self._symbols or (None if used is None else frozenset(used)) != self._used:
+        if symbols is not self._symbols or (None if used is None else len(used)) != self._used:
             return False
         self._fill(X, PER_WAVE, used)
         self._set_symbols(X)
