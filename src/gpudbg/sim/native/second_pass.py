@@ -95,6 +95,26 @@ class SecondPass:
         b.position_at_end(done)
 
 
+    def _group_threads(self, entry, loop, first, end, after, flags) -> None:
+        """From `entry`: the writes of threads first..end-1 in slot order,
+        each one's only where its byte in `flags` is set (None: all), then
+        on to `after`."""
+        b = self.b
+        b.position_at_end(entry)
+        b.branch(loop)
+        self.i, self.t, _ = self._thread_loop_head(loop, entry, first=first)
+        i = self.i
+        if flags is None:
+            for action in self.deferred:
+                action(self)
+        else:
+            with b.if_then(b.icmp_unsigned("!=", b.load(b.gep(flags, [i], inbounds=True)), I8(0))):
+                for action in self.deferred:
+                    action(self)
+        nxt = b.add(i, I64(1))
+        i.add_incoming(nxt, b.block)
+        b.cbranch(b.icmp_signed("<", nxt, end), loop, after)
+
     def _guarded_second_pass(self, slot: int) -> None:
         """The second pass of a write under a guard (`@p st`, an if body's
         store): the first pass left one byte per thread saying whether it
@@ -129,25 +149,8 @@ class SecondPass:
         b.cbranch(b.icmp_unsigned("==", eight, I64(0)), nxt_group, any_off)
         b.position_at_end(any_off)
         b.cbranch(b.icmp_unsigned("==", eight, I64(ALL_EIGHT)), dense, threads)
-        b.position_at_end(dense)
-        b.branch(dense_loop)
-        self.i, self.t, _ = self._thread_loop_head(dense_loop, dense, first=j)
-        for action in self.deferred:
-            action(self)
-        nxt = b.add(self.i, I64(1))
-        self.i.add_incoming(nxt, b.block)
-        b.cbranch(b.icmp_signed("<", nxt, j8), dense_loop, nxt_group)
-        b.position_at_end(threads)
-        b.branch(loop)
-        self.i, self.t, _ = self._thread_loop_head(loop, threads, first=j)
-        i = self.i
-        on = b.icmp_unsigned("!=", b.load(b.gep(flags, [i], inbounds=True)), I8(0))
-        with b.if_then(on):
-            for action in self.deferred:
-                action(self)
-        nxt = b.add(i, I64(1))
-        i.add_incoming(nxt, b.block)
-        b.cbranch(b.icmp_signed("<", nxt, end), loop, nxt_group)
+        self._group_threads(dense, dense_loop, j, j8, nxt_group, None)
+        self._group_threads(threads, loop, j, end, nxt_group, flags)
         b.position_at_end(nxt_group)
         j.add_incoming(j8, nxt_group)
         b.cbranch(b.icmp_signed("<", j8, self.n_arg), outer, done)
