@@ -172,6 +172,7 @@ class SegmentEmitter(SecondPass, RawFloats):
         self._sites = 0                  # global access sites so far (site_cache)
         self._shared_sites: dict[tuple[int, int], tuple] = {}
         self._runs_slot = None           # the prescan's row of body-runs bytes (_prescan)
+        self.remat: dict[int, int] = {}  # register -> pc of the definition recomputed for it (remat.py)
 
     # ----------------------------------------------------------- environment
     def load_invariant(self, ptr: L.Value, align: int | None = None) -> L.Value:
@@ -327,7 +328,27 @@ class SegmentEmitter(SecondPass, RawFloats):
         storage type): cached, loaded from its array on first use."""
         raw = self.values.get(k)
         if raw is None:
-            raw = self.values[k] = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
+            pc = self.remat.get(k)
+            if pc is not None:
+                raw = self._recompute(k, pc)
+            else:
+                raw = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
+            self.values[k] = raw
+        return raw
+
+    def _recompute(self, k: int, pc: int) -> L.Value:
+        """Register k's value emitted again from its one definition (remat.py)
+        where it is first read: the definition's lowering, with no trace
+        in what the segment reads, writes or stores."""
+        c = self.program.code[pc]
+        saved = (self.current, self.function_ir, set(self.dirty), set(self.writes), set(self.reads),
+                 set(self._block_writes), dict(self.raw_floats))
+        self.current = c
+        self.function_ir = self.program.functions[c.function].ir
+        lowering_of(c.inst).fn(self, c.inst)
+        raw = self.values[k]
+        (self.current, self.function_ir, self.dirty, self.writes, self.reads,
+         self._block_writes, self.raw_floats) = saved
         return raw
 
     def _store_register(self, k: int, v: L.Value) -> None:

@@ -424,6 +424,7 @@ def _emit(program, variant: int, prefix: str) -> tuple:
     from gpudbg.sim.native.plan_store import Stored
     from gpudbg.sim.native.region_emit import RegionEmitter
     from gpudbg.sim.native.regions import find_regions
+    from gpudbg.sim.native.remat import Recomputable
     from gpudbg.sim.native.segments import plan_segments
     plans, lowered, live = plan_segments(program, if_convert=True)
     if variant == FULL:
@@ -441,9 +442,14 @@ def _emit(program, variant: int, prefix: str) -> tuple:
     regions = find_regions(program, lowered, live) if variant == PLAIN else []
     symbols = program.native_symbols
     module = L.Module(name=prefix)
+    # (a debugger may write a register: the FULL variant loads every one)
+    recomputable = Recomputable(program, lowered) if variant == PLAIN else None
     for plan in plans:
         code = [program.code[pc] for pc in range(plan.start, plan.end)]
-        SegmentEmitter(module, prefix + plan.name, program, plan, symbols).build(code)
+        em = SegmentEmitter(module, prefix + plan.name, program, plan, symbols)
+        if recomputable is not None:
+            em.remat = recomputable.at(plan.start)
+        em.build(code)
         if plan.precheck:      # (a copy: emission counts its scratch rows in the plan)
             twin = dataclasses.replace(plan, scratch_regs=dict(plan.scratch_regs))
             em = SegmentEmitter(module, prefix + plan.name + PRECHECK, program, twin, symbols)
