@@ -48,6 +48,7 @@ from gpudbg.sim.native.environment import ENV
 from gpudbg.sim.native import window_checks
 from gpudbg.sim.native.if_bodies import TAKEN_BITS
 from gpudbg.sim.native.raw_floats import RawFloats
+from gpudbg.sim.native.recompute import Recompute
 from gpudbg.sim.native.second_pass import SecondPass
 from gpudbg.sim.ops.base import Mods, UnsupportedInstruction, immediate_value
 
@@ -132,7 +133,7 @@ def value_type(dtype: np.dtype) -> L.Type:
     return I1 if np.dtype(dtype).kind == "b" else storage_type(dtype)
 
 
-class SegmentEmitter(SecondPass, RawFloats):
+class SegmentEmitter(SecondPass, RawFloats, Recompute):
     """Builds one segment function; lowerings call its read/write/env/check
     helpers while it walks the threads."""
 
@@ -334,21 +335,6 @@ class SegmentEmitter(SecondPass, RawFloats):
             else:
                 raw = self.b.load(self.b.gep(self._reg_array(k), [self.t], inbounds=True))
             self.values[k] = raw
-        return raw
-
-    def _recompute(self, k: int, pc: int) -> L.Value:
-        """Register k's value emitted again from its one definition (remat.py)
-        where it is first read: the definition's lowering, with no trace
-        in what the segment reads, writes or stores."""
-        c = self.program.code[pc]
-        saved = (self.current, self.function_ir, set(self.dirty), set(self.writes), set(self.reads),
-                 set(self._block_writes), dict(self.raw_floats))
-        self.current = c
-        self.function_ir = self.program.functions[c.function].ir
-        lowering_of(c.inst).fn(self, c.inst)
-        raw = self.values[k]
-        (self.current, self.function_ir, self.dirty, self.writes, self.reads,
-         self._block_writes, self.raw_floats) = saved
         return raw
 
     def _store_register(self, k: int, v: L.Value) -> None:
