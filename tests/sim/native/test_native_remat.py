@@ -160,3 +160,11 @@ def test_the_segment_after_the_barrier_loads_no_recomputed_register():
     # register k's array is the k-th entry of the segment's first argument
     indices = {int(k) for k in re.findall(r'getelementptr inbounds i64, i64\* %"\.1", i64 (\d+)', body)}
     assert not indices & {_reg(program, "%r2"), _reg(program, "%r7")}, indices
+
+
+def test_a_program_too_large_for_the_bitsets_recomputes_nothing(monkeypatch):
+    from gpudbg.sim.native import remat
+    program = _program(TREE)
+    monkeypatch.setattr(remat, "MAX_BITS", len(program.code) - 1)   # one candidate would need len(code) bits
+    remat_, plans = _recomputable(program)
+    assert remat_.defs == {} and all(remat_.at(p.start) == {} for p in plans)

@@ -31,6 +31,10 @@ from __future__ import annotations
 from gpudbg.sim.native.liveness import _named, _successors
 
 MAX_INSTRUCTIONS = 6      # a recomputed value's instructions, its operands' included
+# the must-be-defined bitsets hold one bit per candidate per pc: a program
+# whose product exceeds this (8 MB) recomputes nothing (a -G library
+# module of 100,000 instructions and 20,000 candidates would need 250 MB)
+MAX_BITS = 1 << 26
 _CARRY = ("addc", "subc", "madc")
 
 
@@ -40,18 +44,19 @@ class Recomputable:
     def __init__(self, program, lowered: dict):
         self.program = program
         self.defs: dict[int, int] = {}        # register -> pc of its only definition
-        self._must: list[int] = []
+        self._must: list[int] = []            # per pc: bits (in `_bit` order) of the defined candidates
         candidates = self._candidates(program, lowered)
-        if candidates:
-            self._must = _must_be_defined(program, {k: pc for k, (pc, _) in candidates.items()})
-            self.defs = _closed(candidates, self._must)
+        self._bit = {k: i for i, k in enumerate(candidates)}
+        if candidates and len(candidates) * len(program.code) <= MAX_BITS:
+            self._must = _must_be_defined(program, {self._bit[k]: pc for k, (pc, _) in candidates.items()})
+            self.defs = _closed(candidates, self._must, self._bit)
 
     def at(self, pc: int) -> dict[int, int]:
         """register -> definition pc, for the registers every path to pc defined."""
         if not self.defs:
             return {}
-        must = self._must[pc]
-        return {k: d for k, d in self.defs.items() if must >> k & 1}
+        must, bit = self._must[pc], self._bit
+        return {k: d for k, d in self.defs.items() if must >> bit[k] & 1}
 
     @staticmethod
     def _candidates(program, lowered: dict) -> dict[int, tuple[int, frozenset]]:
@@ -82,19 +87,19 @@ class Recomputable:
 
 
 def _must_be_defined(program, defs: dict[int, int]) -> list[int]:
-    """Per pc: bitset of the registers in `defs` that every path from its
-    function's entry to the pc has defined (an intersection over the
-    control-flow graph's predecessors; the entries start empty)."""
+    """Per pc: bitset of the definitions in `defs` (bit -> pc) that every
+    path from its function's entry to the pc has run (an intersection
+    over the control-flow graph's predecessors; the entries start empty)."""
     code = program.code
     n = len(code)
     kill: dict[int, int] = {}
-    for k, pc in defs.items():
-        kill[pc] = kill.get(pc, 0) | 1 << k
+    for bit, pc in defs.items():
+        kill[pc] = kill.get(pc, 0) | 1 << bit
     labels_of: dict[str, list[int]] = {}
     for (fname, _), pc in program._labels.items():
         labels_of.setdefault(fname, []).append(pc)
     succ = [[s for s in _successors(program, c, labels_of) if s < n] for c in code]
-    top = sum(1 << k for k in defs)
+    top = (1 << len(defs)) - 1
     must = [top] * n
     entries = {f.entry_pc for f in program.functions.values() if f.entry_pc < n}
     for pc in entries:
@@ -112,7 +117,7 @@ def _must_be_defined(program, defs: dict[int, int]) -> list[int]:
     return must
 
 
-def _closed(candidates: dict, must: list[int]) -> dict[int, int]:
+def _closed(candidates: dict, must: list[int], bit: dict[int, int]) -> dict[int, int]:
     """The candidates whose operands are candidates defined before them,
     with at most MAX_INSTRUCTIONS instructions in all: register -> pc."""
     alive = dict(candidates)
@@ -120,7 +125,7 @@ def _closed(candidates: dict, must: list[int]) -> dict[int, int]:
     while changed:
         changed = False
         for k, (pc, reads) in list(alive.items()):
-            if any(j not in alive or not must[pc] >> j & 1 for j in reads):
+            if any(j not in alive or not must[pc] >> bit[j] & 1 for j in reads):
                 del alive[k]
                 changed = True
     sizes: dict[int, int] = {}
