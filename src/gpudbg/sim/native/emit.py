@@ -49,7 +49,7 @@ from gpudbg.sim.native import window_checks
 from gpudbg.sim.native.if_bodies import TAKEN_BITS
 from gpudbg.sim.native.raw_floats import RawFloats
 from gpudbg.sim.native.recompute import Recompute
-from gpudbg.sim.native.second_pass import SecondPass
+from gpudbg.sim.native.second_pass import SecondPass, next_flagged_group
 from gpudbg.sim.ops.base import Mods, UnsupportedInstruction, immediate_value
 
 I1, I8, I16, I32, I64 = L.IntType(1), L.IntType(8), L.IntType(16), L.IntType(32), L.IntType(64)
@@ -512,7 +512,8 @@ class SegmentEmitter(SecondPass, RawFloats, Recompute):
         idx[i] : i (idx only read when not null). Leaves the builder in
         the body block. `skip` (row, exit): at each whole group of eight
         positions whose bytes in scratch row `row` are all zero, go on
-        with the next group (or to `exit` after the last)."""
+        with the next group that has one set (second_pass.next_flagged_group),
+        or to `exit` after the last."""
         b = self.b
         b.position_at_end(loop)
         i = b.phi(I64, name="i")
@@ -531,8 +532,9 @@ class SegmentEmitter(SecondPass, RawFloats, Recompute):
                            align=1)
             b.cbranch(b.icmp_unsigned("==", eight, I64(0)), skipped, thread)
             b.position_at_end(skipped)
-            i.add_incoming(nxt, skipped)
-            b.cbranch(b.icmp_signed("<", nxt, self.n_arg), loop, leave)
+            after_run = b.call(next_flagged_group(self.module), [self.scratch_row(row, I8), nxt, self.n_arg])
+            i.add_incoming(after_run, skipped)
+            b.cbranch(b.icmp_signed("<", after_run, self.n_arg), loop, leave)
             b.position_at_end(thread)
         pick = self.fn.append_basic_block("pick")
         body = self.fn.append_basic_block("body")

@@ -15,7 +15,7 @@ QUICK_LINES lines of IR (every anchor kernel) gets the new pass manager's
 on the launch (a kernel parameter's bounds, which block-index formula the
 block shape allows) out of the thread loop: saxpy 2^22 ran 16% faster than
 at -O2, reduction 14%, matmul 7%, histogram 8% (CPU time, same run), for
-0.15-0.37 s of cold compile per anchor kernel; a larger one (a long
+0.15-0.37 s of cold compile per anchor kernel then; a larger one (a long
 unrolled kernel) gets a short function pipeline of the passes our emitted
 code needs (SROA for the register slots and access caches, InstCombine,
 SimplifyCFG, GVN, ADCE), because -O2's time grows faster than the code while its extra passes find little in
@@ -34,6 +34,14 @@ emitted as branches (special.py), saxpy 2^22 ran 6% faster (18.6 ms per
 launch against 19.7, alternating in one session) and reduction 2^22 9%
 (34.1 against 37.3); the anchor kernels' LLVM time grew from 0.05-0.3 s
 to 0.1-0.5 s.
+
+QUICK_LINES is 4,500: the reduction's module grew to 4,054 lines with
+the recomputed registers (remat.py) and the flag-skipping helper
+(second_pass.next_flagged_group), and on the quick pipeline it ran 46 ms
+per launch against 27 at -O3. Its cold compile is now 0.8 s of LLVM (it
+was 0.54 s at 3,641 lines: each recomputed thread index adds a
+block-shape branch that unswitching copies). The n-body step (4,677
+lines) stays on the quick pipeline: -O3 took 0.53 s there for 5-10%.
 
 What it deliberately does not do: unload code (modules live as long as the
 process; a kernel's code is small and reused across launches) or compile
@@ -82,7 +90,7 @@ def host_key() -> str:
 
 
 UNSWITCH_THRESHOLD = 1000   # SimpleLoopUnswitch's cost limit in the -O3 pipeline (module docstring)
-QUICK_LINES = 4000      # a module with more lines of IR gets the quick pipeline
+QUICK_LINES = 4500      # a module with more lines of IR gets the quick pipeline
 # the quick pipeline: function passes in order (llvmlite's add_<name>_pass)
 QUICK_PASSES = ("sroa", "instruction_combine", "simplify_cfg", "new_gvn", "aggressive_dce",
                 "simplify_cfg")

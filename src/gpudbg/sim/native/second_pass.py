@@ -10,7 +10,8 @@ second pass's thread loop over values recorded by the first, so no load of
 the segment can observe another thread's store and a failed check leaves
 memory untouched. A write under a guard (`@p st`, an if body's store) runs
 only for threads whose flag the first pass set, and the pass skips groups
-of eight threads where none writes.
+of eight threads where none writes (a run of them in one call of
+next_flagged_group, which the first pass's prescan loop uses too).
 
 What it deliberately does not do: run without the first pass (the engine
 splits the passes between host threads with env `phase`, never drops one).
@@ -25,6 +26,52 @@ from gpudbg.sim.native.environment import ENV
 
 I8, I64 = L.IntType(8), L.IntType(64)
 ALL_EIGHT = 0x0101010101010101    # eight flag bytes of 1: every thread of the group writes
+_NEXT_GROUP = "gpudbg_next_flagged_group"
+WIDE = 64      # flag bytes next_flagged_group tests in one go
+
+
+def next_flagged_group(module: L.Module) -> L.Function:
+    """i64 next(i8* flags, i64 pos, i64 n), pos a multiple of 8: the first
+    q >= pos, q = pos + 8k, whose group of eight flag bytes has one set,
+    or the first q whose group is not whole (q + 8 > n: the caller's
+    thread by thread path, or its end). Testing WIDE bytes at a time: a
+    tree reduction's sparse levels have one flagged group in 4 to 32, and
+    stepping eight at a time over the rest was a third of such a level's
+    time. One copy per module, called only after an empty group."""
+    fn = module.globals.get(_NEXT_GROUP)
+    if fn is not None:
+        return fn
+    fn = L.Function(module, L.FunctionType(I64, [I8.as_pointer(), I64, I64]), name=_NEXT_GROUP)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    flags, pos, n = fn.args
+    entry, wide, wide_test, narrow, narrow_test, found = (
+        fn.append_basic_block(name) for name in ("entry", "wide", "wide_test", "narrow", "narrow_test", "found"))
+    b = L.IRBuilder(entry)
+    b.branch(wide)
+    b.position_at_end(wide)
+    at = b.phi(I64)
+    at.add_incoming(pos, entry)
+    b.cbranch(b.icmp_signed("<=", b.add(at, I64(WIDE)), n), wide_test, narrow)
+    b.position_at_end(wide_test)
+    words = b.bitcast(b.gep(flags, [at], inbounds=True), I64.as_pointer())
+    any_on = b.load(words, align=1)
+    for k in range(1, WIDE // 8):
+        any_on = b.or_(any_on, b.load(b.gep(words, [I64(k)], inbounds=True), align=1))
+    at.add_incoming(b.add(at, I64(WIDE)), wide_test)
+    b.cbranch(b.icmp_unsigned("==", any_on, I64(0)), wide, narrow)
+    b.position_at_end(narrow)
+    q = b.phi(I64)
+    q.add_incoming(at, wide)
+    q.add_incoming(at, wide_test)
+    b.cbranch(b.icmp_signed("<=", b.add(q, I64(8)), n), narrow_test, found)
+    b.position_at_end(narrow_test)
+    eight = b.load(b.bitcast(b.gep(flags, [q], inbounds=True), I64.as_pointer()), align=1)
+    q.add_incoming(b.add(q, I64(8)), narrow_test)
+    b.cbranch(b.icmp_unsigned("==", eight, I64(0)), narrow, found)
+    b.position_at_end(found)
+    b.ret(q)
+    return fn
 
 
 class SecondPass:
@@ -146,7 +193,12 @@ class SecondPass:
         b.cbranch(whole, look, threads)
         b.position_at_end(look)
         eight = b.load(b.bitcast(b.gep(flags, [j], inbounds=True), I64.as_pointer()), align=1)
-        b.cbranch(b.icmp_unsigned("==", eight, I64(0)), nxt_group, any_off)
+        skip = self.fn.append_basic_block("pass2_skip")
+        b.cbranch(b.icmp_unsigned("==", eight, I64(0)), skip, any_off)
+        b.position_at_end(skip)
+        after_run = b.call(next_flagged_group(self.module), [flags, j8, self.n_arg])
+        j.add_incoming(after_run, skip)
+        b.cbranch(b.icmp_signed("<", after_run, self.n_arg), outer, done)
         b.position_at_end(any_off)
         b.cbranch(b.icmp_unsigned("==", eight, I64(ALL_EIGHT)), dense, threads)
         self._group_threads(dense, dense_loop, j, j8, nxt_group, None)
