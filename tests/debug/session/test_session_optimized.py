@@ -128,3 +128,28 @@ def test_ptx_compiled_for_debugging_keeps_every_register(session, native):
 def test_the_interpreter_keeps_every_register(session, monkeypatch):
     monkeypatch.setenv("GPUDBG_ENGINE", "interp")
     _assert_every_register_exact(session, _suspended_in_loop(session, spin_ptx("opt_spin_i"), "opt_spin_i"))
+
+
+def _write_r6_and_finish(session, h):
+    for w in session.warps(0):
+        for lane in w.lanes:
+            session.write_register(0, w.sm, w.wp, lane.ln, "%r6", np.uint32(100))
+    _finish(session, _lane5(session))
+    want = _expected()
+    want[:32] += 100 - 7
+    np.testing.assert_array_equal(h.join(), want)
+
+
+def test_a_register_written_in_a_suspended_optimized_launch_is_the_value_used(session, native):
+    # %r6 (7) has one definition, so compiled code recomputes it where it is
+    # read (sim/native/remat.py) instead of loading it: a write must still win
+    _write_r6_and_finish(session, _suspended_in_loop(session, spin_ptx("opt_spin_w"), "opt_spin_w"))
+
+
+def test_a_register_written_under_the_every_register_variant_is_the_value_used(session, native):
+    session.break_at_kernel("opt_spin_wf")
+    h = Host(_host(spin_ptx("opt_spin_wf"), "opt_spin_wf", 1 << 30))
+    assert stop(session).reason is StopReason.BREAKPOINT
+    session.resume(0)
+    _suspend_in_loop(session)
+    _write_r6_and_finish(session, h)

@@ -442,18 +442,20 @@ def _emit(program, variant: int, prefix: str) -> tuple:
     regions = find_regions(program, lowered, live) if variant == PLAIN else []
     symbols = program.native_symbols
     module = L.Module(name=prefix)
-    # (a debugger may write a register: the FULL variant loads every one)
-    recomputable = Recomputable(program, lowered) if variant == PLAIN else None
+    # (a debugger's write of a recomputed register stops native code for
+    # its wave: debug_views.write_register)
+    recomputable = Recomputable(program, lowered)
+    program.native_recomputed = frozenset(recomputable.defs)
     for plan in plans:
         code = [program.code[pc] for pc in range(plan.start, plan.end)]
         em = SegmentEmitter(module, prefix + plan.name, program, plan, symbols)
-        if recomputable is not None:
-            em.remat = recomputable.at(plan.start)
+        em.remat = recomputable.at(plan.start)
         em.build(code)
         if plan.precheck:      # (a copy: emission counts its scratch rows in the plan)
             twin = dataclasses.replace(plan, scratch_regs=dict(plan.scratch_regs))
             em = SegmentEmitter(module, prefix + plan.name + PRECHECK, program, twin, symbols)
             em.checks_only = True
+            em.remat = recomputable.at(plan.start)
             em.build(code)
     for region in regions:
         RegionEmitter(module, prefix + region.name, program, region, symbols).build_region()

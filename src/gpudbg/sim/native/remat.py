@@ -18,13 +18,16 @@ loading it. Its array is still written by the definition and keeps what
 the interpreter, a fallback re-run, a coredump and the differential test
 read; only the loads go.
 
+A debugger may write a register while a wave is stopped: when it writes
+one of these, the rest of that wave runs interpreted
+(debug_views.write_register), so the written value is the one used.
+
 What it deliberately does not do: recompute floats (their NaN
 canonicalization is tracked separately), chains of more than
 MAX_INSTRUCTIONS instructions, anything in a recursive function (a nested
 activation's registers are saved and restored behind the analysis's
 back), instructions with a carry (.cc, addc: hidden state), or anything
-in loop regions and the debugger's FULL variant (a debugger may write a
-register; the FULL variant stores and loads every one).
+in loop regions.
 """
 from __future__ import annotations
 
@@ -84,6 +87,18 @@ class Recomputable:
                 continue
             out[k] = (c.pc, frozenset(reads))
         return out
+
+
+def recomputed_registers(program) -> frozenset:
+    """The registers native code may recompute instead of reading (either
+    variant), computed once per program: a debugger that writes one of them
+    turns native code off for the rest of that wave (debug_views.py)."""
+    got = getattr(program, "native_recomputed", None)
+    if got is None:
+        from gpudbg.sim.native.segments import plan_segments
+        _, lowered, _ = plan_segments(program, if_convert=True)
+        got = program.native_recomputed = frozenset(Recomputable(program, lowered).defs)
+    return got
 
 
 def _must_be_defined(program, defs: dict[int, int]) -> list[int]:
