@@ -168,3 +168,15 @@ def test_a_program_too_large_for_the_bitsets_recomputes_nothing(monkeypatch):
     monkeypatch.setattr(remat, "MAX_BITS", len(program.code) - 1)   # one candidate would need len(code) bits
     remat_, plans = _recomputable(program)
     assert remat_.defs == {} and all(remat_.at(p.start) == {} for p in plans)
+
+
+def test_the_size_limit_counts_a_chain_the_same_from_any_starting_register():
+    # c1 <- c2 <- ... <- c8, each reading the one before: c6 is six
+    # instructions (kept), c7 seven (not), whichever is looked at first
+    from gpudbg.sim.native.remat import MAX_INSTRUCTIONS, _closed
+    assert MAX_INSTRUCTIONS == 6
+    n = 8
+    candidates = {k: (k, frozenset({k - 1}) if k > 1 else frozenset()) for k in range(n, 0, -1)}
+    bit = {k: i for i, k in enumerate(candidates)}
+    must = [(1 << n) - 1] * (n + 1)
+    assert set(_closed(candidates, must, bit)) == {1, 2, 3, 4, 5, 6}

@@ -143,12 +143,25 @@ def _closed(candidates: dict, must: list[int], bit: dict[int, int]) -> dict[int,
             if any(j not in alive or not must[pc] >> bit[j] & 1 for j in reads):
                 del alive[k]
                 changed = True
-    sizes: dict[int, int] = {}
+    sizes: dict[int, int] = {}      # exact counts only
+    visiting: set[int] = set()
 
-    def size(k: int, depth: int = 0) -> int:
-        if k not in sizes:
-            if depth > MAX_INSTRUCTIONS:
-                return MAX_INSTRUCTIONS + 1
-            sizes[k] = 1 + sum(size(j, depth + 1) for j in alive[k][1])
-        return sizes[k]
+    def size(k: int, budget: int = MAX_INSTRUCTIONS) -> int:
+        """k's instructions, or more than `budget` once they exceed it
+        (so the recursion is never deeper than MAX_INSTRUCTIONS)."""
+        got = sizes.get(k)
+        if got is not None:
+            return got
+        if budget <= 0 or k in visiting:     # (a cycle: only in unreachable code)
+            return budget + 1
+        visiting.add(k)
+        total = 1
+        for j in alive[k][1]:
+            total += size(j, budget - total)
+            if total > budget:
+                break
+        visiting.discard(k)
+        if total <= budget:
+            sizes[k] = total
+        return total
     return {k: pc for k, (pc, _) in alive.items() if size(k) <= MAX_INSTRUCTIONS}
