@@ -172,11 +172,6 @@ def _live_registers(X: Any, s: int, pcs: np.ndarray, function: str | None) -> in
     return live_before(prog)[pc]
 
 
-def _recomputed(program) -> frozenset:
-    from gpudbg.sim.native.remat import recomputed_registers
-    return recomputed_registers(program)
-
-
 def write_register(port: Any, X: Any, sm: int, wp: int, ln: int, name: str, value: Any,
                    function: str | None = None) -> None:
     s = slot_of(X, sm, wp, ln)
@@ -192,10 +187,12 @@ def write_register(port: Any, X: Any, sm: int, wp: int, ln: int, name: str, valu
                 v = v.view(arr.dtype)      # raw bits of the same width
             arr[s] = v.astype(arr.dtype)
             port.generation += 1
-            if X.native_on and k in _recomputed(prog):
-                # compiled code would recompute it from its definition
-                # instead of reading it: the wave goes on interpreted
-                X.native_on = 0
+            if X.native_on:
+                from gpudbg.sim.native.remat import recomputed_registers
+                if k in recomputed_registers(prog):
+                    # compiled code would recompute it from its definition
+                    # instead of reading it: the wave goes on interpreted
+                    X.native_on = 0
             return
     raise BackendError("INVALID_REGISTER", f"{fname} has no register {want}")
 

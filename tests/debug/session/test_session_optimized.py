@@ -111,13 +111,19 @@ def test_a_suspended_optimized_launch_shows_dead_registers_as_optimized_out(sess
     np.testing.assert_array_equal(h.join(), _expected())
 
 
-def test_a_breakpoint_armed_before_the_launch_keeps_every_register(session, native):
-    session.break_at_kernel("opt_spin_bp")
-    h = Host(_host(spin_ptx("opt_spin_bp"), "opt_spin_bp", 1 << 30))
+def _suspended_after_a_kernel_breakpoint(session, name):
+    """A breakpoint on the kernel armed before its launch (the FULL
+    variant), resumed, then suspended in the loop."""
+    session.break_at_kernel(name)
+    h = Host(_host(spin_ptx(name), name, 1 << 30))
     assert stop(session).reason is StopReason.BREAKPOINT
     session.resume(0)
     _suspend_in_loop(session)
-    _assert_every_register_exact(session, h)
+    return h
+
+
+def test_a_breakpoint_armed_before_the_launch_keeps_every_register(session, native):
+    _assert_every_register_exact(session, _suspended_after_a_kernel_breakpoint(session, "opt_spin_bp"))
 
 
 def test_ptx_compiled_for_debugging_keeps_every_register(session, native):
@@ -147,9 +153,4 @@ def test_a_register_written_in_a_suspended_optimized_launch_is_the_value_used(se
 
 
 def test_a_register_written_under_the_every_register_variant_is_the_value_used(session, native):
-    session.break_at_kernel("opt_spin_wf")
-    h = Host(_host(spin_ptx("opt_spin_wf"), "opt_spin_wf", 1 << 30))
-    assert stop(session).reason is StopReason.BREAKPOINT
-    session.resume(0)
-    _suspend_in_loop(session)
-    _write_r6_and_finish(session, h)
+    _write_r6_and_finish(session, _suspended_after_a_kernel_breakpoint(session, "opt_spin_wf"))

@@ -45,7 +45,6 @@ class Recomputable:
     """A program's recomputable registers and where they are defined."""
 
     def __init__(self, program, lowered: dict):
-        self.program = program
         self.defs: dict[int, int] = {}        # register -> pc of its only definition
         self._must: list[int] = []            # per pc: bits (in `_bit` order) of the defined candidates
         candidates = self._candidates(program, lowered)

@@ -141,7 +141,6 @@ class SecondPass:
         b.cbranch(b.icmp_signed("<", nxt, self.n_arg), loop, done)
         b.position_at_end(done)
 
-
     def _group_threads(self, entry, loop, first, end, after, flags) -> None:
         """From `entry`: the writes of threads first..end-1 in slot order,
         each one's only where its byte in `flags` is set (None: all), then
