@@ -81,8 +81,11 @@ class Channel:
         # its commands' sizes checked against the ring's (the ring's size never changes)
         self._any_fits = max(MAX_COMMAND_WORDS, _RELEASE_WORDS) <= self.ring.size - 1
         # the words of the SEM_RELEASE closing every push, up to its value (address, then value:
-        # FORMATS' order), so a push appends two words instead of making and encoding a command
-        self._release_head = C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address, value=0))[:3]
+        # FORMATS' order), so a push appends two words instead of making and encoding a command,
+        # and the front end knows the fence by them without decoding it (Ring.release_value_at)
+        self.fence_head: tuple[int, int, int] = tuple(
+            C.encode(C.make(C.Opcode.SEM_RELEASE, address=self.semaphore.address, value=0))[:3])
+        self._release_head = list(self.fence_head)
         self.pins: list[tuple[int, TrackingSemaphore]] = []   # (own fence, semaphore read before it)
         self.launch_limits: tuple | None = None   # what its pushes programmed (driver/limits.py) ...
         self.limits_checked = -1                  # ... found current at this context limits_version

@@ -10,13 +10,16 @@ condition variable around every pointer update.
 from __future__ import annotations
 
 import array
+import struct
 from typing import Any, Sequence
 
 import numpy as np
 
-from gpudbg.driver.commands import FORMATS, Command, decode_one, decode_packed, payload_words
+from gpudbg.driver.commands import FORMATS, Command, Opcode, decode_one, decode_packed, payload_words
 
 MAX_COMMAND_WORDS = 1 + max(payload_words(op) for op in FORMATS)   # header + the longest payload
+RELEASE_WORDS = 1 + payload_words(Opcode.SEM_RELEASE)              # header, address, value
+_release_words = struct.Struct(f"<{RELEASE_WORDS}I").unpack_from
 
 
 class RingFullError(ValueError):
@@ -32,7 +35,7 @@ class Ring:
         self.base: int = allocation.base
         self.words = allocation.data[: allocation.size].view(np.uint32)
         self.size = len(self.words)
-        self._word = memoryview(self.words).__getitem__      # a word as a Python int, without numpy's scalar
+        self.peek = memoryview(self.words).__getitem__      # the word at an offset as a Python int, without numpy's scalar
         self._bytes = allocation.data[: allocation.size]      # the same memory, for struct unpacks
         # the same words as a memoryview of 32-bit C ints: a push's few words go in as an
         # array.array, cheaper than numpy converting a short list (None where 'I' is not 32-bit)
@@ -80,7 +83,7 @@ class Ring:
         it), or, for what that refuses, the longest command's words are read
         in one slice and decoded from the list."""
         if 0 <= offset and offset + MAX_COMMAND_WORDS <= self.size:
-            cmd = decode_packed(self._word(offset), self._bytes, 4 * offset + 4)
+            cmd = decode_packed(self.peek(offset), self._bytes, 4 * offset + 4)
             if cmd is not None:
                 return cmd
             return decode_one(self.words[offset:offset + MAX_COMMAND_WORDS].tolist().__getitem__,
@@ -89,6 +92,18 @@ class Ring:
         def rd(i: int) -> int:
             return self.word_at(offset + i)
         return decode_one(rd, offset, self.name)
+
+    def release_value_at(self, offset: int, head: tuple[int, int, int]) -> int | None:
+        """The value of the SEM_RELEASE at `offset` whose header and address
+        words are `head`, else None (another command there, or one that
+        wraps): the front end retires the fence closing every push by its
+        words, without decoding a Command for it."""
+        if offset + RELEASE_WORDS > self.size:
+            return None
+        header, lo, hi, value_lo, value_hi = _release_words(self._bytes, 4 * offset)
+        if header != head[0] or lo != head[1] or hi != head[2]:
+            return None
+        return value_lo | value_hi << 32
 
     def pending(self) -> list[tuple[int, Command]]:
         """Decode everything between get and put: (offset, command)."""

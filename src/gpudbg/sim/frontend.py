@@ -80,6 +80,7 @@ _LAUNCH = C.Opcode.LAUNCH
 _DESCRIPTOR_BYTES = C.DESCRIPTOR_BYTES
 _descriptor_fields = C.descriptor_fields
 _LAUNCH_CYCLES = timing.LAUNCH_COMMAND_CYCLES
+_OWN_FENCE = C.Command(C.Opcode.SEM_RELEASE, {})   # what _advance retires for a fence it did not decode
 _NAMES = {op: op.name for op in C.Opcode}    # Enum's .name is a Python-level property
 _SIZE_WORDS = {op: 1 + C.payload_words(op) for op in C.FORMATS}    # Command.size_words, without its property
 # WAIT_VALUE flags, as CUDA's CU_STREAM_WAIT_VALUE_*.
@@ -286,8 +287,19 @@ class Frontend:
             return None
         ring = ch.ring
         kind = job.kind
-        while ring.put != ring.get and ch.semaphore.error is None:
+        sem = ch.semaphore
+        fence_head = ch.fence_head
+        peek = ring.peek
+        while ring.put != ring.get and sem.error is None:
             offset = ring.get
+            if peek(offset) == fence_head[0] and not sem.released:     # a SEM_RELEASE ...
+                value = ring.release_value_at(offset, fence_head)
+                if value is not None:
+                    # ... the fence closing every push, known by its words: _execute_quick's
+                    # write of its own live word, without decoding a Command for it
+                    sem._word[0] = value
+                    self._advance(ch, offset, _OWN_FENCE, None)
+                    continue
             try:
                 cmd = ring.decode_at(offset)
             except C.CommandDecodeError:
