@@ -172,3 +172,23 @@ def test_fault_kind_to_error_code(kind, code):
 def test_hang_is_launch_timeout():
     assert error_code_for(report(CUDBGException.CUDBG_EXCEPTION_NONE, HangKind.INSTRUCTION_BUDGET)) \
         is CUresult.CUDA_ERROR_LAUNCH_TIMEOUT
+
+
+def test_releases_after_a_kernel_run_on_its_thread_whoever_they_release(gpu):
+    # the kernel's thread retires the quick commands after it (_follow_on):
+    # the channel's own fence by its words, a release of another semaphore
+    # (same header, another address) through the decoded command
+    gpu.rec.gate.clear()
+    other = gpu.memory.alloc(8, AllocationKind.SEMAPHORE)
+    ch = Channel(gpu, 1)
+    k = make_kernel("k")
+    f1 = ch.push([launch_cmd(gpu, k, 1)])
+    f2 = ch.push([C.make(C.Opcode.SEM_RELEASE, address=other.base, value=0x1234_5678_9abc),
+                  launch_cmd(gpu, k, 2)])
+    with gpu.cv:
+        assert gpu.cv.wait_for(lambda: ch in gpu.frontend.executing, 5)
+    gpu.rec.gate.set()
+    ch.wait(f2)
+    assert ch.semaphore.completed == f2 > f1
+    assert int(other.data[:8].view("<u8")[0]) == 0x1234_5678_9abc
+    assert [g for _, g in gpu.rec.order] == [1, 2]
