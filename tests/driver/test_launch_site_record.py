@@ -80,3 +80,46 @@ def test_a_walk_ending_in_library_frames_and_exec_code():
     t.start()
     t.join()
     assert [code.co_name for code, _line in got[0]] == ["body"]
+
+
+def _sample(n):
+    total = 0
+    for i in range(n):
+        if i % 3 == 0:
+            total += (i *
+                      2)
+        else:
+            total -= [j for j in range(i)
+                      if j % 2].__len__()
+    try:
+        total //= n - n
+    except ZeroDivisionError:
+        total = -total
+    return total
+
+
+def test_the_line_of_a_captured_offset_is_the_frames_line_at_every_instruction():
+    """host_site.line_at(code, f_lasti), what formatted shows, agrees with
+    the frame's own f_lineno at every instruction of a function with
+    loops, a comprehension, a continued expression and a handler."""
+    seen = []
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_name not in ("_sample", "<listcomp>"):
+            return None
+        frame.f_trace_opcodes = True
+
+        def local(frame, event, arg):
+            if event == "opcode":
+                seen.append((frame.f_code, frame.f_lasti, frame.f_lineno))
+            return local
+        return local
+
+    sys.settrace(tracer)
+    try:
+        _sample(7)
+    finally:
+        sys.settrace(None)
+    assert len(seen) > 200
+    assert len({line for _code, _off, line in seen}) >= 10
+    assert [host_site.line_at(code, off) for code, off, _line in seen] == [line for _c, _o, line in seen]

@@ -6,9 +6,10 @@ the standard library and installed packages (numba, cuda-python, numpy,
 ...), which is what compute-sanitizer's host backtrace "up to the driver
 entry point" shows. Walking the frames costs a few microseconds per call,
 so the engine records it for every launch. A launch records the frames
-raw (`capture`: code objects and line numbers, no strings) and they are
-formatted only when a report reads them (`formatted`): nearly every launch
-succeeds, and its site is never shown. A native program's C frames are the
+raw (`capture`: code objects and instruction offsets, no strings, not even
+line numbers, which a frame computes by walking its code's line table)
+and they are formatted only when a report reads them (`formatted`):
+nearly every launch succeeds, and its site is never shown. A native program's C frames are the
 sanitizer's business (sanitizer/sites.py), not the engine's.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-__all__ = ["python_frames", "capture", "formatted"]
+__all__ = ["python_frames", "capture", "formatted", "line_at"]
 
 _ROOTS: tuple[str, ...] = ()
 # The co_filenames seen so far, by verdict: a file's verdict never changes
@@ -41,8 +42,9 @@ def _library_roots() -> tuple[str, ...]:
 
 def capture(limit: int = 8, skip: int = 1) -> tuple:
     """The user's frames of the calling thread `skip` frames up, innermost
-    first, as (code, line) pairs (at most the innermost `limit`): what
-    python_frames shows, without making its strings."""
+    first, as (code, instruction offset) pairs (at most the innermost
+    `limit`): what python_frames shows, without making its strings or
+    finding its lines."""
     global _ROOTS
     if not _ROOTS:
         _ROOTS = _library_roots()
@@ -62,16 +64,26 @@ def capture(limit: int = 8, skip: int = 1) -> tuple:
                 library.add(path)
                 continue
             users.add(path)
-        frames.append((f.f_code, f.f_lineno))
+        frames.append((f.f_code, f.f_lasti))
         if len(frames) >= want:         # the innermost `limit` are all that is kept
             break
         f = f.f_back
     return tuple(frames)
 
 
+def line_at(code, offset: int) -> int | None:
+    """The source line of the instruction at byte `offset` of `code`, as a
+    frame's f_lineno gives it there (None for an instruction of no line; a
+    captured frame stands at a call, which has one)."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line
+    return None
+
+
 def formatted(frames: tuple, limit: int = 8) -> list[str]:
     """A capture as 'file:line in function', outermost first (at most `limit`)."""
-    out = [f"{code.co_filename}:{line} in {code.co_name}" for code, line in reversed(frames)]
+    out = [f"{code.co_filename}:{line_at(code, offset)} in {code.co_name}" for code, offset in reversed(frames)]
     return out[-limit:]
 
 
