@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpudbg.driver import commands as C
-from gpudbg.driver.ring import Ring
+from gpudbg.driver.ring import MAX_COMMAND_WORDS, Ring
 from gpudbg.sim.memory.allocations import GlobalMemory
 from gpudbg.sim.memory.spaces import AllocationKind
 
@@ -79,3 +79,27 @@ def test_the_launch_shortcut_is_make(descriptor):
         assert str(got.value) == str(e)
     else:
         assert C.launch(descriptor) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(C.FORMATS)), st.lists(st.integers(0, C.U64_MASK), min_size=6, max_size=6),
+       st.integers(0, 63))
+def test_ring_decode_at_any_offset_is_decode_one(op, values, offset):
+    """Ring.decode_at, whose LAUNCH comes from commands.launch's cache and
+    the rest from decode_packed, decodes what decode_one decodes from the
+    same words wherever they lie in the ring, wrapping or not."""
+    mem = GlobalMemory(capacity=1 << 20)
+    ring = Ring(mem.alloc(4 * 64, AllocationKind.RING), "r")
+    words = C.encode(_command(op, values))
+    for i, w in enumerate(words):
+        ring.words[(offset + i) % ring.size] = w
+    try:
+        expected = C.decode_one(words.__getitem__, 0)
+    except C.CommandDecodeError as e:
+        with pytest.raises(C.CommandDecodeError, match=e.reason):
+            ring.decode_at(offset)
+        return
+    got = ring.decode_at(offset)
+    assert got == expected and list(got.fields) == list(expected.fields)
+    if op is C.Opcode.LAUNCH and offset + MAX_COMMAND_WORDS <= ring.size:     # (away from the end)
+        assert got is C.launch(got.descriptor)      # one Command per launch block

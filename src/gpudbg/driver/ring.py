@@ -15,11 +15,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from gpudbg.driver.commands import FORMATS, Command, Opcode, decode_one, decode_packed, payload_words
+from gpudbg.driver.commands import (FORMATS, Command, Opcode, decode_one, decode_packed, encode, launch,
+                                    payload_words)
 
 MAX_COMMAND_WORDS = 1 + max(payload_words(op) for op in FORMATS)   # header + the longest payload
 RELEASE_WORDS = 1 + payload_words(Opcode.SEM_RELEASE)              # header, address, value
 _release_words = struct.Struct(f"<{RELEASE_WORDS}I").unpack_from
+_LAUNCH_HEADER = encode(launch(0))[0]
 
 
 class RingFullError(ValueError):
@@ -81,9 +83,15 @@ class Ring:
         from the end, the payload is unpacked in one go (commands.decode_packed;
         the front end decodes every command twice: to pick it and to retire
         it), or, for what that refuses, the longest command's words are read
-        in one slice and decoded from the list."""
+        in one slice and decoded from the list. A LAUNCH, the command of
+        nearly every push, is commands.launch's of its descriptor address
+        (the one Command per launch block, not a new one per decode)."""
         if 0 <= offset and offset + MAX_COMMAND_WORDS <= self.size:
-            cmd = decode_packed(self.peek(offset), self._bytes, 4 * offset + 4)
+            peek = self.peek
+            header = peek(offset)
+            if header == _LAUNCH_HEADER:
+                return launch(peek(offset + 1) | peek(offset + 2) << 32)
+            cmd = decode_packed(header, self._bytes, 4 * offset + 4)
             if cmd is not None:
                 return cmd
             return decode_one(self.words[offset:offset + MAX_COMMAND_WORDS].tolist().__getitem__,

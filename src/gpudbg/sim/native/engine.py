@@ -295,10 +295,14 @@ def mode_for(program, threads: int, debugger: bool, settings=None) -> int:
     `program`, compiling the program now if the choice says so (a
     compiler failure is reported once as a warning and the program stays
     interpreted); `settings`: the launch's (sim/launch_settings.py)."""
-    choice = for_launch(settings)
+    forced = getattr(_forced, "value", None)     # a differential launch's (engine, FULL); read once
+    if forced is not None:
+        choice = forced[0]
+    else:
+        choice = settings.engine if settings is not None else for_launch(None)
     if choice == "interp" or shutdown.closed():
         return 0
-    variant = FULL if debugger or (getattr(_forced, "value", None) or (0, False))[1] else PLAIN
+    variant = FULL if debugger or forced is not None and forced[1] else PLAIN
     ready = _ATTRS[variant][2]
     if not getattr(program, ready, False):
         if choice == "auto" and (len(program.code) > AUTO_MAX_INSTRUCTIONS or threads < AUTO_THREADS and
