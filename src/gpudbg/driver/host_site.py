@@ -9,8 +9,9 @@ so the engine records it for every launch. A launch records the frames
 raw (`capture`: code objects and instruction offsets, no strings, not even
 line numbers, which a frame computes by walking its code's line table)
 and they are formatted only when a report reads them (`formatted`):
-nearly every launch succeeds, and its site is never shown. A native program's C frames are the
-sanitizer's business (sanitizer/sites.py), not the engine's.
+nearly every launch succeeds, and its site is never shown. A native
+program's C frames are the sanitizer's business (sanitizer/sites.py), not
+the engine's.
 """
 from __future__ import annotations
 

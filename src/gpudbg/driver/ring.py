@@ -37,7 +37,7 @@ class Ring:
         self.base: int = allocation.base
         self.words = allocation.data[: allocation.size].view(np.uint32)
         self.size = len(self.words)
-        self.peek = memoryview(self.words).__getitem__      # the word at an offset as a Python int, without numpy's scalar
+        self.peek = memoryview(self.words).__getitem__    # the word at an offset, an int (no numpy scalar)
         self._bytes = allocation.data[: allocation.size]      # the same memory, for struct unpacks
         # the same words as a memoryview of 32-bit C ints: a push's few words go in as an
         # array.array, cheaper than numpy converting a short list (None where 'I' is not 32-bit)
