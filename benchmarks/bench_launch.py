@@ -7,7 +7,8 @@ patterns:
 - synchronous: launch + synchronize each time;
 
 and the host thread's share of a queued mc launch alone, measured with the
-device held idle behind a stream wait.
+device held idle behind a stream wait, and the device's share alone: the
+same launches released at once while the host waits.
 
 On a shared machine wall-clock rates of identical runs differ by +-50%;
 two steadier figures come beside them: each pattern's CPU per launch split
@@ -113,7 +114,8 @@ def mc_host_only(f, block: int, n: int, repeat: int) -> float:
     share is measured without the device thread running beside it. n must
     fit in the stream's ring (about 120 launches)."""
     err, word = mc.mcMalloc(4)
-    assert err == 0 and mc.mcMemset(word, 0, 4)[0] == 0
+    # (the memset runs on the legacy stream: done before the non-blocking stream's write can race it)
+    assert err == 0 and mc.mcMemset(word, 0, 4)[0] == 0 and mc.mcDeviceSynchronize()[0] == 0
     err, other = mc.mcStreamCreateWithFlags(1)        # mcStreamNonBlocking
     assert err == 0
     best = float("inf")
@@ -129,6 +131,32 @@ def mc_host_only(f, block: int, n: int, repeat: int) -> float:
     mc.mcStreamDestroy(other)
     mc.mcFree(word)
     return best / n * 1e6
+
+
+def mc_device_only(f, block: int, n: int, repeat: int) -> float:
+    """Wall microseconds per launch for the GPU's threads to run n queued
+    launches with the host idle (blocked in mcDeviceSynchronize): the
+    launches wait behind a stream wait (as in mc_host_only) until a
+    non-blocking stream releases them, and the clock starts there. The
+    median of `repeat` batches; n must fit in the stream's ring."""
+    err, word = mc.mcMalloc(4)
+    # (the memset runs on the legacy stream: done before the non-blocking stream's write can race it)
+    assert err == 0 and mc.mcMemset(word, 0, 4)[0] == 0 and mc.mcDeviceSynchronize()[0] == 0
+    err, other = mc.mcStreamCreateWithFlags(1)        # mcStreamNonBlocking
+    assert err == 0
+    times = []
+    for gen in range(1, repeat + 1):
+        assert mc.mcStreamWaitValue32(None, word, gen, 0)[0] == 0
+        for _ in range(n):
+            if mc.mcLaunchKernel(f, 1, block, [], 0, None)[0] != 0:
+                raise RuntimeError("launch failed")
+        t = time.perf_counter()
+        assert mc.mcStreamWriteValue32(other, word, gen, 0)[0] == 0
+        assert mc.mcDeviceSynchronize()[0] == 0
+        times.append((time.perf_counter() - t) / n * 1e6)
+    mc.mcStreamDestroy(other)
+    mc.mcFree(word)
+    return sorted(times)[len(times) // 2]
 
 
 # ------------------------------------------------------------------ references
@@ -349,6 +377,8 @@ def main() -> None:
           f"numpy arange(32)+copyto {npy:,.0f}/s ({npy_cpu:.2f} us CPU each)")
     host = mc_host_only(f, 32, 100, max(a.repeat, 5))
     print(f"mc host share, device idle, block 32: {host:7.1f} us host CPU/launch")
+    device = mc_device_only(f, 32, 100, max(5 * a.repeat, 15))
+    print(f"mc device share, host idle, block 32: {device:7.1f} us wall/launch (median)")
     for name, make in patterns.items():
         target = TARGET_MC if name.startswith("mc") else TARGET_API
         for block in (32, 1):
