@@ -11,7 +11,7 @@ from gpudbg.driver import commands as C  # noqa: E402
 from gpudbg.driver.channel import Channel  # noqa: E402
 from gpudbg.driver.status import CUresult  # noqa: E402
 from gpudbg.sim.faults import CUDBGException, HangKind, KernelFault  # noqa: E402
-from gpudbg.sim.frontend import error_code_for  # noqa: E402
+from gpudbg.sim.command_execution import error_code_for  # noqa: E402
 from gpudbg.sim.gpu import SimGPU  # noqa: E402
 from gpudbg.sim.memory.spaces import AllocationKind  # noqa: E402
 

@@ -37,7 +37,7 @@ from gpudbg.sanitizer.config import ApiErrors, CheckConfig
 from gpudbg.sanitizer.findings import Finding
 from gpudbg.sanitizer.report import Reporter
 from gpudbg.sanitizer.sites import host_site
-from gpudbg.sim.frontend import FAULT_CODES
+from gpudbg.sim.command_execution import FAULT_CODES
 from gpudbg.sim.instrument import Tool
 from gpudbg.sim.memory.spaces import DRIVER_KINDS, Allocation
 
