@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
 import cProfile
 import os
 import pstats
@@ -107,55 +108,63 @@ def api_sync(k, block: int):
     return run
 
 
+@contextlib.contextmanager
+def _held_launches():
+    """(word, releaser): launches queued on the legacy stream after
+    mcStreamWaitValue32(None, word, gen) wait until the non-blocking stream
+    `releaser` writes gen, so that one side of a launch can be measured
+    with the other idle. The word's memset runs on the legacy stream and is
+    waited for: the releaser's first write must not land before it."""
+    err, word = mc.mcMalloc(4)
+    assert err == 0 and mc.mcMemset(word, 0, 4)[0] == 0 and mc.mcDeviceSynchronize()[0] == 0
+    err, releaser = mc.mcStreamCreateWithFlags(1)        # mcStreamNonBlocking
+    assert err == 0
+    try:
+        yield word, releaser
+    finally:
+        mc.mcStreamDestroy(releaser)
+        mc.mcFree(word)
+
+
+def _queue(f, block: int, n: int) -> None:
+    for _ in range(n):
+        if mc.mcLaunchKernel(f, 1, block, [], 0, None)[0] != 0:
+            raise RuntimeError("launch failed")
+
+
 def mc_host_only(f, block: int, n: int, repeat: int) -> float:
     """Host-thread CPU microseconds per mcLaunchKernel with the device idle:
-    the stream first waits (mcStreamWaitValue32) on a word that a
-    non-blocking stream sets after the n launches are queued, so the host's
-    share is measured without the device thread running beside it. n must
-    fit in the stream's ring (about 120 launches)."""
-    err, word = mc.mcMalloc(4)
-    # (the memset runs on the legacy stream: done before the non-blocking stream's write can race it)
-    assert err == 0 and mc.mcMemset(word, 0, 4)[0] == 0 and mc.mcDeviceSynchronize()[0] == 0
-    err, other = mc.mcStreamCreateWithFlags(1)        # mcStreamNonBlocking
-    assert err == 0
+    the n launches wait behind a held stream (_held_launches) while they
+    are queued, so the host's share is measured without the device thread
+    running beside it. The best of `repeat` batches; n must fit in the
+    stream's ring (about 120 launches)."""
     best = float("inf")
-    for gen in range(1, repeat + 1):
-        assert mc.mcStreamWaitValue32(None, word, gen, 0)[0] == 0
-        t = time.thread_time()
-        for _ in range(n):
-            if mc.mcLaunchKernel(f, 1, block, [], 0, None)[0] != 0:
-                raise RuntimeError("launch failed")
-        best = min(best, time.thread_time() - t)
-        assert mc.mcStreamWriteValue32(other, word, gen, 0)[0] == 0
-        assert mc.mcDeviceSynchronize()[0] == 0
-    mc.mcStreamDestroy(other)
-    mc.mcFree(word)
+    with _held_launches() as (word, releaser):
+        for gen in range(1, repeat + 1):
+            assert mc.mcStreamWaitValue32(None, word, gen, 0)[0] == 0
+            t = time.thread_time()
+            _queue(f, block, n)
+            best = min(best, time.thread_time() - t)
+            assert mc.mcStreamWriteValue32(releaser, word, gen, 0)[0] == 0
+            assert mc.mcDeviceSynchronize()[0] == 0
     return best / n * 1e6
 
 
 def mc_device_only(f, block: int, n: int, repeat: int) -> float:
     """Wall microseconds per launch for the GPU's threads to run n queued
     launches with the host idle (blocked in mcDeviceSynchronize): the
-    launches wait behind a stream wait (as in mc_host_only) until a
-    non-blocking stream releases them, and the clock starts there. The
-    median of `repeat` batches; n must fit in the stream's ring."""
-    err, word = mc.mcMalloc(4)
-    # (the memset runs on the legacy stream: done before the non-blocking stream's write can race it)
-    assert err == 0 and mc.mcMemset(word, 0, 4)[0] == 0 and mc.mcDeviceSynchronize()[0] == 0
-    err, other = mc.mcStreamCreateWithFlags(1)        # mcStreamNonBlocking
-    assert err == 0
+    launches wait behind a held stream (_held_launches), and the clock
+    starts when they are released. The median of `repeat` batches; n must
+    fit in the stream's ring."""
     times = []
-    for gen in range(1, repeat + 1):
-        assert mc.mcStreamWaitValue32(None, word, gen, 0)[0] == 0
-        for _ in range(n):
-            if mc.mcLaunchKernel(f, 1, block, [], 0, None)[0] != 0:
-                raise RuntimeError("launch failed")
-        t = time.perf_counter()
-        assert mc.mcStreamWriteValue32(other, word, gen, 0)[0] == 0
-        assert mc.mcDeviceSynchronize()[0] == 0
-        times.append((time.perf_counter() - t) / n * 1e6)
-    mc.mcStreamDestroy(other)
-    mc.mcFree(word)
+    with _held_launches() as (word, releaser):
+        for gen in range(1, repeat + 1):
+            assert mc.mcStreamWaitValue32(None, word, gen, 0)[0] == 0
+            _queue(f, block, n)
+            t = time.perf_counter()
+            assert mc.mcStreamWriteValue32(releaser, word, gen, 0)[0] == 0
+            assert mc.mcDeviceSynchronize()[0] == 0
+            times.append((time.perf_counter() - t) / n * 1e6)
     return sorted(times)[len(times) // 2]
 
 
